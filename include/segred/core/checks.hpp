@@ -1,0 +1,103 @@
+// segred/core/checks.hpp -- O(1) argument checks shared by every backend,
+// and the formatting of segred::error messages.
+//
+// These checks read only sizes and pointers, never the data, so they run
+// under every bounds policy (unchecked skips only the O(n) data scans) and
+// cost the CUDA backend no synchronization.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "descriptors.hpp"
+#include "error.hpp"
+#include "options.hpp"
+#include "reducers.hpp"
+#include "views.hpp"
+
+namespace segred {
+namespace detail {
+
+inline std::string to_str(std::int64_t v) { return std::to_string(v); }
+
+[[noreturn]] inline void fail(const char* fn, const std::string& msg) {
+    throw error(std::string("segred::") + fn + ": " + msg);
+}
+
+// "ids[7] = 12 is out of range [0, 5)"
+[[noreturn]] inline void fail_out_of_range(const char* fn, const char* arg, std::int64_t pos, std::int64_t value,
+                                           std::int64_t M) {
+    fail(fn, std::string(arg) + "[" + to_str(pos) + "] = " + to_str(value) + " is out of range [0, " + to_str(M) +
+                 ")");
+}
+
+template <class T>
+void check_view(const char* fn, const char* arg, const rows_view<T>& v) {
+    if (v.n < 0) fail(fn, std::string(arg) + " has a negative row count " + to_str(v.n));
+    if (v.width < 1) fail(fn, std::string(arg) + " has width " + to_str(v.width) + "; width must be at least 1");
+    if (v.data == nullptr && v.n > 0) fail(fn, std::string(arg) + " is null but has " + to_str(v.n) + " rows");
+}
+
+template <class I>
+void check_index_vector(const char* fn, const char* arg, const rows_view<I>& v) {
+    static_assert(std::is_integral<std::remove_cv_t<I>>::value, "ids must be an integer type");
+    check_view(fn, arg, v);
+    if (v.width != 1) fail(fn, std::string(arg) + " must have width 1, has width " + to_str(v.width));
+}
+
+template <class T, class Seg>
+void check_segments(const char* fn, const rows_view<T>& values, const Seg& seg) {
+    const std::int64_t n = values.n;
+    if constexpr (Seg::kind == segment_kind::subscripts) {
+        if (seg.ndim < 1 || seg.ndim > max_subscript_dims)
+            fail(fn, "subscripts have " + to_str(seg.ndim) + " dimensions; 1 to " + to_str(max_subscript_dims) +
+                         " are supported");
+        for (int d = 0; d < seg.ndim; ++d)
+            if (seg.shape[d] < 0) fail(fn, "shape[" + to_str(d) + "] = " + to_str(seg.shape[d]) + " is negative");
+        if (seg.ptr == nullptr && n > 0) fail(fn, "subscripts are null but values have " + to_str(n) + " rows");
+        return;
+    } else {
+        const std::int64_t M = seg.num_segments();
+        if (M < 0) fail(fn, "the number of segments M = " + to_str(M) + " is negative");
+        if constexpr (Seg::kind == segment_kind::offsets) {
+            if (seg.ptr == nullptr && (M > 0 || n > 0))
+                fail(fn, "offsets are null but " + to_str(M + 1) + " offsets are expected");
+        } else if constexpr (Seg::kind == segment_kind::lengths) {
+            if (seg.ptr == nullptr && M > 0) fail(fn, "lengths are null but M = " + to_str(M));
+            if (M == 0 && n > 0) fail(fn, "no lengths (M = 0) cannot cover " + to_str(n) + " rows");
+        } else if constexpr (Seg::kind == segment_kind::sorted_ids || Seg::kind == segment_kind::ids) {
+            if (seg.ptr == nullptr && n > 0) fail(fn, "ids are null but values have " + to_str(n) + " rows");
+        } else if constexpr (Seg::kind == segment_kind::fixed) {
+            if (seg.size < 0) fail(fn, "fixed segment size " + to_str(seg.size) + " is negative");
+            if (seg.size * M != n)
+                fail(fn, "fixed(" + to_str(seg.size) + ", " + to_str(M) + ") covers " + to_str(seg.size * M) +
+                             " rows but values have " + to_str(n));
+        }
+    }
+}
+
+// The checks of segment_reduce / accumarray: views, descriptor, output shape
+// and the options that only some reducers or output types allow.
+template <class T, class Seg, class O, class R>
+void check_reduce_args(const char* fn, const rows_view<T>& values, const Seg& seg, const rows_view<O>& out,
+                       const R&, const options& opts) {
+    check_view(fn, "values", values);
+    check_view(fn, "out", out);
+    check_segments(fn, values, seg);
+    const std::int64_t M = seg.num_segments();
+    if (out.n != M)
+        fail(fn, "out has " + to_str(out.n) + " rows but the segments describe M = " + to_str(M));
+    const bool count_column = std::is_same<R, segred::count>::value && out.width == 1;
+    if (out.width != values.width && !count_column)
+        fail(fn, "out has width " + to_str(out.width) + " but values have width " + to_str(values.width));
+    if (opts.arg_ptr != nullptr && std::is_void<typename with_arg<R>::type>::value)
+        fail(fn, std::string("arg_out needs min, max, argmin or argmax, not ") + R::name);
+    if (opts.accumulate_into && !R::accumulates)
+        fail(fn, std::string("accumulate is not defined for ") + R::name);
+    if (opts.fill_mode == fill_kind::nan && std::is_integral<std::remove_cv_t<O>>::value)
+        fail(fn, "fill_nan() needs a floating-point output; out holds integers");
+}
+
+} // namespace detail
+} // namespace segred

@@ -1,0 +1,26 @@
+// segred/core/config.hpp -- version, the host/device function macro and the
+// versioned inline namespace. Safe for plain C++17 and for nvcc.
+#pragma once
+
+#define SEGRED_VERSION_MAJOR 0
+#define SEGRED_VERSION_MINOR 1
+#define SEGRED_VERSION_PATCH 0
+#define SEGRED_VERSION_STRING "0.1.0"
+
+// Functions shared by both backends (reducers, descriptors, views) are marked
+// SEGRED_HD so nvcc compiles them for the device too; plain C++ sees nothing.
+#if defined(__CUDACC__)
+#define SEGRED_HD __host__ __device__
+#else
+#define SEGRED_HD
+#endif
+
+// CUDA kernels and other device symbols live in a versioned inline namespace
+// with hidden visibility, so two shared libraries that vendor different segred
+// versions never merge each other's kernels at link or load time.
+#define SEGRED_ABI_NS v0_1_0
+#if defined(_WIN32)
+#define SEGRED_HIDDEN
+#else
+#define SEGRED_HIDDEN __attribute__((visibility("hidden")))
+#endif

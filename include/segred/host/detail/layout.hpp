@@ -1,0 +1,229 @@
+// segred/host/detail/layout.hpp -- every segment descriptor turned into one
+// shape the CPU loops understand, after validating it.
+//
+// A layout lists, for each segment s, the positions k in
+// [begin(s), end(s)); position k stands for value row row(k). Sorted forms
+// use the rows themselves (row(k) == k); unsorted ids and subscripts are
+// counting-sorted into a permutation that keeps each segment's rows in
+// increasing order, which makes every reduction order -- and so every result
+// bit -- independent of the thread count.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../../core/checks.hpp"
+#include "../../core/descriptors.hpp"
+#include "../../core/options.hpp"
+#include "parallel.hpp"
+
+namespace segred {
+namespace host_detail {
+
+struct layout {
+    std::int64_t M = 0;
+    std::int64_t fixed_size = -1;         // >= 0: segment s is [s*size, (s+1)*size)
+    const std::int64_t* starts = nullptr; // else: segment s is [starts[s], starts[s+1])
+    const std::int64_t* perm = nullptr;   // nullptr: position k is row k
+    std::vector<std::int64_t> own_starts; // storage when starts are not the caller's
+    std::vector<std::int64_t> own_perm;
+
+    std::int64_t begin(std::int64_t s) const { return fixed_size >= 0 ? s * fixed_size : starts[s]; }
+    std::int64_t end(std::int64_t s) const { return begin(s + 1); }
+    std::int64_t row(std::int64_t k) const { return perm ? perm[k] : k; }
+    // Number of positions, i.e. rows that belong to some segment.
+    std::int64_t covered() const { return M == 0 ? 0 : end(M - 1) - begin(0); }
+};
+
+inline std::int64_t clamp_row(std::int64_t v, std::int64_t n) { return std::min(std::max<std::int64_t>(v, 0), n); }
+
+template <class I>
+layout build(const host_policy& p, const char* fn, const offsets_desc<I>& d, std::int64_t n, bounds_policy b) {
+    layout L;
+    L.M = d.M;
+    if (d.ptr == nullptr) return L;  // M == 0 and n == 0: nothing to describe
+    if (b == bounds_policy::check) {
+        if (static_cast<std::int64_t>(d.ptr[0]) < 0)
+            detail::fail(fn, "offsets[0] = " + detail::to_str(d.ptr[0]) + " is negative");
+        const std::int64_t bad = first_bad(p, d.M, [&](std::int64_t i) { return d.ptr[i + 1] < d.ptr[i]; });
+        if (bad >= 0)
+            detail::fail(fn, "offsets[" + detail::to_str(bad + 1) + "] = " + detail::to_str(d.ptr[bad + 1]) +
+                                 " is less than offsets[" + detail::to_str(bad) + "] = " + detail::to_str(d.ptr[bad]) +
+                                 " (offsets must be non-decreasing)");
+        if (static_cast<std::int64_t>(d.ptr[d.M]) > n)
+            detail::fail(fn, "offsets[" + detail::to_str(d.M) + "] = " + detail::to_str(d.ptr[d.M]) +
+                                 " is past the last row (n = " + detail::to_str(n) + ")");
+    }
+    if (b != bounds_policy::drop && std::is_same<I, std::int64_t>::value) {
+        L.starts = reinterpret_cast<const std::int64_t*>(d.ptr);
+        return L;
+    }
+    // drop: clamp into [0, n] and make non-decreasing by a running maximum,
+    // so a decreasing offset empties the segments it would have reversed.
+    L.own_starts.resize(static_cast<std::size_t>(d.M + 1));
+    std::int64_t run = 0;
+    for (std::int64_t s = 0; s <= d.M; ++s) {
+        std::int64_t v = static_cast<std::int64_t>(d.ptr[s]);
+        if (b == bounds_policy::drop) v = std::max(clamp_row(v, n), run);
+        L.own_starts[static_cast<std::size_t>(s)] = run = v;
+    }
+    L.starts = L.own_starts.data();
+    return L;
+}
+
+template <class I>
+layout build(const host_policy& p, const char* fn, const lengths_desc<I>& d, std::int64_t n, bounds_policy b) {
+    if (b == bounds_policy::check) {
+        const std::int64_t bad = first_bad(p, d.M, [&](std::int64_t i) { return d.ptr[i] < 0; });
+        if (bad >= 0)
+            detail::fail(fn, "lengths[" + detail::to_str(bad) + "] = " + detail::to_str(d.ptr[bad]) + " is negative");
+    }
+    layout L;
+    L.M = d.M;
+    L.own_starts.resize(static_cast<std::size_t>(d.M + 1));
+    std::int64_t run = 0;
+    for (std::int64_t s = 0; s < d.M; ++s) {
+        L.own_starts[static_cast<std::size_t>(s)] = run;
+        const std::int64_t len = static_cast<std::int64_t>(d.ptr[s]);
+        run = b == bounds_policy::drop ? std::min(run + std::max<std::int64_t>(len, 0), n) : run + len;
+    }
+    L.own_starts[static_cast<std::size_t>(d.M)] = run;
+    if (b == bounds_policy::check && run != n)
+        detail::fail(fn, "lengths sum to " + detail::to_str(run) + " but values have " + detail::to_str(n) + " rows");
+    L.starts = L.own_starts.data();
+    return L;
+}
+
+inline layout build(const host_policy&, const char*, const fixed_desc& d, std::int64_t, bounds_policy) {
+    layout L;
+    L.M = d.M;
+    L.fixed_size = d.size;
+    return L;
+}
+
+// Counting sort of rows by segment id. id_of(i) gives row i's segment, or -1
+// for a row to skip. Rows are split into blocks with a private histogram
+// each; block b's rows of segment k land after those of blocks < b, so each
+// segment lists its rows in increasing order (a stable sort).
+template <class IdOf>
+layout counting_sort(const host_policy& p, std::int64_t n, std::int64_t M, IdOf&& id_of) {
+    layout L;
+    L.M = M;
+    // Histograms cost blocks*M words: only as many blocks as keep that near n.
+    const std::int64_t budget = std::max<std::int64_t>(n, std::int64_t(1) << 20);
+    const std::int64_t blocks =
+        std::max<std::int64_t>(1, std::min<std::int64_t>({thread_count(p), budget / std::max<std::int64_t>(M, 1), n}));
+    std::vector<std::int64_t> hist(static_cast<std::size_t>(blocks * M), 0);
+    auto block_lo = [&](std::int64_t b) { return n / blocks * b + std::min(b, n % blocks); };
+    parallel_blocks(p, blocks, [&](std::int64_t b) {
+        std::int64_t* h = hist.data() + b * M;
+        for (std::int64_t i = block_lo(b), hi = block_lo(b + 1); i < hi; ++i) {
+            const std::int64_t k = id_of(i);
+            if (k >= 0) ++h[k];
+        }
+    });
+    L.own_starts.resize(static_cast<std::size_t>(M + 1));
+    std::int64_t run = 0;
+    for (std::int64_t k = 0; k < M; ++k) {
+        L.own_starts[static_cast<std::size_t>(k)] = run;
+        for (std::int64_t b = 0; b < blocks; ++b) {
+            std::int64_t& h = hist[static_cast<std::size_t>(b * M + k)];
+            const std::int64_t c = h;
+            h = run;  // becomes block b's next write position for segment k
+            run += c;
+        }
+    }
+    L.own_starts[static_cast<std::size_t>(M)] = run;
+    L.own_perm.resize(static_cast<std::size_t>(run));
+    parallel_blocks(p, blocks, [&](std::int64_t b) {
+        std::int64_t* h = hist.data() + b * M;
+        for (std::int64_t i = block_lo(b), hi = block_lo(b + 1); i < hi; ++i) {
+            const std::int64_t k = id_of(i);
+            if (k >= 0) L.own_perm[static_cast<std::size_t>(h[k]++)] = i;
+        }
+    });
+    L.starts = L.own_starts.data();
+    L.perm = L.own_perm.data();
+    return L;
+}
+
+template <class I>
+void check_ids_in_range(const host_policy& p, const char* fn, const char* arg, const I* ids, std::int64_t n,
+                        std::int64_t M) {
+    const std::int64_t bad = first_bad(p, n, [&](std::int64_t i) {
+        const std::int64_t k = static_cast<std::int64_t>(ids[i]);
+        return k < 0 || k >= M;
+    });
+    if (bad >= 0) detail::fail_out_of_range(fn, arg, bad, static_cast<std::int64_t>(ids[bad]), M);
+}
+
+template <class I>
+layout build(const host_policy& p, const char* fn, const ids_desc<I>& d, std::int64_t n, bounds_policy b) {
+    if (b == bounds_policy::check) check_ids_in_range(p, fn, "ids", d.ptr, n, d.M);
+    const std::int64_t M = d.M;
+    return counting_sort(p, n, M, [&](std::int64_t i) {
+        const std::int64_t k = static_cast<std::int64_t>(d.ptr[i]);
+        return (k >= 0 && k < M) ? k : std::int64_t(-1);
+    });
+}
+
+template <class I>
+layout build(const host_policy& p, const char* fn, const sorted_ids_desc<I>& d, std::int64_t n, bounds_policy b) {
+    const I* ids = d.ptr;
+    const std::int64_t M = d.M;
+    auto out_of_range = [&](std::int64_t i) { return ids[i] < 0 || static_cast<std::int64_t>(ids[i]) >= M; };
+    auto decreasing = [&](std::int64_t i) { return i > 0 && ids[i] < ids[i - 1]; };
+    if (b == bounds_policy::check) {
+        check_ids_in_range(p, fn, "sorted_ids", ids, n, M);
+        const std::int64_t bad = first_bad(p, n, decreasing);
+        if (bad >= 0)
+            detail::fail(fn, "sorted_ids[" + detail::to_str(bad) + "] = " + detail::to_str(ids[bad]) +
+                                 " is less than sorted_ids[" + detail::to_str(bad - 1) + "] = " +
+                                 detail::to_str(ids[bad - 1]) + " (sorted ids must be non-decreasing)");
+    } else if (b == bounds_policy::drop &&
+               first_bad(p, n, [&](std::int64_t i) { return out_of_range(i) || decreasing(i); }) >= 0) {
+        // Under drop, order is only a hint: rows still go to their own id.
+        return build(p, fn, ids_desc<I>{ids, M}, n, b);
+    }
+    // Segment s starts at the first row whose id is >= s: each row where the
+    // id changes fills the starts of the ids it steps over.
+    layout L;
+    L.M = M;
+    L.own_starts.resize(static_cast<std::size_t>(M + 1));
+    std::int64_t* st = L.own_starts.data();
+    parallel_chunks(p, n + 1, std::int64_t(1) << 16, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t i = lo; i < hi; ++i) {
+            const std::int64_t prev = i == 0 ? -1 : static_cast<std::int64_t>(ids[i - 1]);
+            const std::int64_t cur = i == n ? M : static_cast<std::int64_t>(ids[i]);
+            for (std::int64_t s = prev + 1; s <= cur; ++s) st[s] = i;
+        }
+    });
+    L.starts = st;
+    return L;
+}
+
+template <class I>
+layout build(const host_policy& p, const char* fn, const subscripts_desc<I>& d, std::int64_t n, bounds_policy b) {
+    const std::int64_t M = d.num_segments();
+    if (b == bounds_policy::check) {
+        const std::int64_t bad = first_bad(p, n, [&](std::int64_t i) { return d.linear_index(i) < 0; });
+        if (bad >= 0) {
+            int dim = 0;
+            while (dim < d.ndim) {
+                const std::int64_t v = static_cast<std::int64_t>(d.ptr[bad * d.ndim + dim]);
+                if (v < 0 || v >= d.shape[dim]) break;
+                ++dim;
+            }
+            detail::fail(fn, "subscripts[" + detail::to_str(bad) + ", " + detail::to_str(dim) + "] = " +
+                                 detail::to_str(d.ptr[bad * d.ndim + dim]) + " is out of range [0, " +
+                                 detail::to_str(d.shape[dim]) + ")");
+        }
+    }
+    return counting_sort(p, n, M, [&](std::int64_t i) { return d.linear_index(i); });
+}
+
+} // namespace host_detail
+} // namespace segred
