@@ -32,6 +32,28 @@ inline std::string to_str(std::int64_t v) { return std::to_string(v); }
                  ")");
 }
 
+// Messages of the data checks, shared by the backends so the same bad input
+// reads the same on the CPU and the GPU.
+[[noreturn]] inline void fail_negative(const char* fn, const char* arg, std::int64_t pos, std::int64_t value) {
+    fail(fn, std::string(arg) + "[" + to_str(pos) + "] = " + to_str(value) + " is negative");
+}
+[[noreturn]] inline void fail_decreasing(const char* fn, const char* arg, std::int64_t pos, std::int64_t value,
+                                         std::int64_t prev) {
+    fail(fn, std::string(arg) + "[" + to_str(pos) + "] = " + to_str(value) + " is less than " + arg + "[" +
+                 to_str(pos - 1) + "] = " + to_str(prev) + " (" + arg + " must be non-decreasing)");
+}
+[[noreturn]] inline void fail_past_end(const char* fn, std::int64_t M, std::int64_t value, std::int64_t n) {
+    fail(fn, "offsets[" + to_str(M) + "] = " + to_str(value) + " is past the last row (n = " + to_str(n) + ")");
+}
+[[noreturn]] inline void fail_lengths_sum(const char* fn, std::int64_t total, std::int64_t n) {
+    fail(fn, "lengths sum to " + to_str(total) + " but values have " + to_str(n) + " rows");
+}
+[[noreturn]] inline void fail_subscript(const char* fn, std::int64_t row, int dim, std::int64_t value,
+                                        std::int64_t extent) {
+    fail(fn, "subscripts[" + to_str(row) + ", " + to_str(dim) + "] = " + to_str(value) + " is out of range [0, " +
+                 to_str(extent) + ")");
+}
+
 template <class T>
 void check_view(const char* fn, const char* arg, const rows_view<T>& v) {
     if (v.n < 0) fail(fn, std::string(arg) + " has a negative row count " + to_str(v.n));

@@ -46,16 +46,10 @@ layout build(const host_policy& p, const char* fn, const offsets_desc<I>& d, std
     L.M = d.M;
     if (d.ptr == nullptr) return L;  // M == 0 and n == 0: nothing to describe
     if (b == bounds_policy::check) {
-        if (static_cast<std::int64_t>(d.ptr[0]) < 0)
-            detail::fail(fn, "offsets[0] = " + detail::to_str(d.ptr[0]) + " is negative");
+        if (static_cast<std::int64_t>(d.ptr[0]) < 0) detail::fail_negative(fn, "offsets", 0, d.ptr[0]);
         const std::int64_t bad = first_bad(p, d.M, [&](std::int64_t i) { return d.ptr[i + 1] < d.ptr[i]; });
-        if (bad >= 0)
-            detail::fail(fn, "offsets[" + detail::to_str(bad + 1) + "] = " + detail::to_str(d.ptr[bad + 1]) +
-                                 " is less than offsets[" + detail::to_str(bad) + "] = " + detail::to_str(d.ptr[bad]) +
-                                 " (offsets must be non-decreasing)");
-        if (static_cast<std::int64_t>(d.ptr[d.M]) > n)
-            detail::fail(fn, "offsets[" + detail::to_str(d.M) + "] = " + detail::to_str(d.ptr[d.M]) +
-                                 " is past the last row (n = " + detail::to_str(n) + ")");
+        if (bad >= 0) detail::fail_decreasing(fn, "offsets", bad + 1, d.ptr[bad + 1], d.ptr[bad]);
+        if (static_cast<std::int64_t>(d.ptr[d.M]) > n) detail::fail_past_end(fn, d.M, d.ptr[d.M], n);
     }
     if (b != bounds_policy::drop && std::is_same<I, std::int64_t>::value) {
         L.starts = reinterpret_cast<const std::int64_t*>(d.ptr);
@@ -78,8 +72,7 @@ template <class I>
 layout build(const host_policy& p, const char* fn, const lengths_desc<I>& d, std::int64_t n, bounds_policy b) {
     if (b == bounds_policy::check) {
         const std::int64_t bad = first_bad(p, d.M, [&](std::int64_t i) { return d.ptr[i] < 0; });
-        if (bad >= 0)
-            detail::fail(fn, "lengths[" + detail::to_str(bad) + "] = " + detail::to_str(d.ptr[bad]) + " is negative");
+        if (bad >= 0) detail::fail_negative(fn, "lengths", bad, d.ptr[bad]);
     }
     layout L;
     L.M = d.M;
@@ -91,8 +84,7 @@ layout build(const host_policy& p, const char* fn, const lengths_desc<I>& d, std
         run = b == bounds_policy::drop ? std::min(run + std::max<std::int64_t>(len, 0), n) : run + len;
     }
     L.own_starts[static_cast<std::size_t>(d.M)] = run;
-    if (b == bounds_policy::check && run != n)
-        detail::fail(fn, "lengths sum to " + detail::to_str(run) + " but values have " + detail::to_str(n) + " rows");
+    if (b == bounds_policy::check && run != n) detail::fail_lengths_sum(fn, run, n);
     L.starts = L.own_starts.data();
     return L;
 }
@@ -179,10 +171,7 @@ layout build(const host_policy& p, const char* fn, const sorted_ids_desc<I>& d, 
     if (b == bounds_policy::check) {
         check_ids_in_range(p, fn, "sorted_ids", ids, n, M);
         const std::int64_t bad = first_bad(p, n, decreasing);
-        if (bad >= 0)
-            detail::fail(fn, "sorted_ids[" + detail::to_str(bad) + "] = " + detail::to_str(ids[bad]) +
-                                 " is less than sorted_ids[" + detail::to_str(bad - 1) + "] = " +
-                                 detail::to_str(ids[bad - 1]) + " (sorted ids must be non-decreasing)");
+        if (bad >= 0) detail::fail_decreasing(fn, "sorted_ids", bad, ids[bad], ids[bad - 1]);
     } else if (b == bounds_policy::drop &&
                first_bad(p, n, [&](std::int64_t i) { return out_of_range(i) || decreasing(i); }) >= 0) {
         // Under drop, order is only a hint: rows still go to their own id.
@@ -217,9 +206,7 @@ layout build(const host_policy& p, const char* fn, const subscripts_desc<I>& d, 
                 if (v < 0 || v >= d.shape[dim]) break;
                 ++dim;
             }
-            detail::fail(fn, "subscripts[" + detail::to_str(bad) + ", " + detail::to_str(dim) + "] = " +
-                                 detail::to_str(d.ptr[bad * d.ndim + dim]) + " is out of range [0, " +
-                                 detail::to_str(d.shape[dim]) + ")");
+            detail::fail_subscript(fn, bad, dim, d.ptr[bad * d.ndim + dim], d.shape[dim]);
         }
     }
     return counting_sort(p, n, M, [&](std::int64_t i) { return d.linear_index(i); });

@@ -1,0 +1,57 @@
+// segred/core/finalize.hpp -- how one reduced state lands in out: empty
+// segment fill, accumulate, arg rows. Host and device code alike, so both
+// backends apply the same rules.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "config.hpp"
+#include "numeric.hpp"
+#include "options.hpp"
+#include "reducers.hpp"
+#include "views.hpp"
+
+namespace segred {
+namespace detail {
+
+// The value an empty segment gets in out (argmin/argmax of nothing: -1,
+// whatever the fill).
+template <class T, class O, class R>
+SEGRED_HD O empty_value(const R& r, const options& opts) {
+    if constexpr (R::has_arg && std::is_same<decltype(r.template identity<T>()), std::int64_t>::value) {
+        return to_output<O>(std::int64_t(-1));
+    } else {
+        if (opts.fill_mode == fill_kind::identity) return to_output<O>(r.template identity<T>());
+        if (opts.fill_mode == fill_kind::nan) return to_output<O>(quiet_nan<double>());
+        if (opts.fill_mode == fill_kind::constant) return to_output<O>(opts.fill_value);
+        return to_output<O>(0);
+    }
+}
+
+// Write column f of segment s, whose `rows` rows reduced to `st`. An empty
+// segment gets the fill value, or keeps out under accumulate; otherwise with
+// accumulate the existing value takes part as one more element, first.
+template <class T, class O, class R>
+SEGRED_HD void write_result(const R& r, const options& opts, const rows_view<O>& out, std::int64_t s, std::int64_t f,
+                            state_t<R, T> st, std::int64_t rows) {
+    O& o = out(s, f);
+    if constexpr (R::has_arg) {
+        if (opts.arg_ptr) opts.arg_ptr[s * out.width + f] = rows == 0 ? -1 : r.arg(st);
+    }
+    if (rows == 0) {
+        if (!opts.accumulate_into) o = empty_value<T, O>(r, opts);
+        return;
+    }
+    if constexpr (R::accumulates) {
+        if (opts.accumulate_into) {
+            state_t<R, T> seeded = r.template seed<T>(o);
+            r.combine(seeded, st);
+            st = seeded;
+        }
+    }
+    o = to_output<O>(r.finalize(st));
+}
+
+} // namespace detail
+} // namespace segred
