@@ -117,6 +117,12 @@ void check_reduce_args(const char* fn, const rows_view<T>& values, const Seg& se
         fail(fn, std::string("arg_out needs min, max, argmin or argmax, not ") + R::name);
     if (opts.accumulate_into && !R::accumulates)
         fail(fn, std::string("accumulate is not defined for ") + R::name);
+    // min/max with an arg out run as min_with_arg/max_with_arg, which cannot
+    // seed from the existing out (it has no row), so accumulate was silently
+    // ignored there: refuse the combination instead.
+    if (opts.accumulate_into && opts.arg_ptr != nullptr)
+        fail(fn, std::string("accumulate cannot be combined with arg_out (") + R::name +
+                     "): the existing out value has no row");
     if (opts.fill_mode == fill_kind::nan && std::is_integral<std::remove_cv_t<O>>::value)
         fail(fn, "fill_nan() needs a floating-point output; out holds integers");
 }

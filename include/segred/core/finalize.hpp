@@ -19,7 +19,10 @@ namespace detail {
 // whatever the fill).
 template <class T, class O, class R>
 SEGRED_HD O empty_value(const R& r, const options& opts) {
-    if constexpr (R::has_arg && std::is_same<decltype(r.template identity<T>()), std::int64_t>::value) {
+    // Test the reducer type, not its identity's type: min/max with an arg out
+    // (min_with_arg / max_with_arg) also have has_arg, and their identity is
+    // an int64 for int64 values, which must still get the fill.
+    if constexpr (std::is_same<R, segred::argmin>::value || std::is_same<R, segred::argmax>::value) {
         return to_output<O>(std::int64_t(-1));
     } else {
         if (opts.fill_mode == fill_kind::identity) return to_output<O>(r.template identity<T>());

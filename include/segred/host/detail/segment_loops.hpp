@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "layout.hpp"
@@ -29,6 +30,17 @@ constexpr std::int64_t segments_per_chunk = 256;
 // Reduce every segment of L to `width` states and hand them to
 // emit(s, states, rows_in_segment). State is the reducer's state type;
 // update(st, row) folds value row `row` into st[0..width).
+//
+// States are held in plain arrays (state_array), not std::vector<State>:
+// any/all have State = bool, and std::vector<bool> has no data().
+template <class State>
+using state_array = std::unique_ptr<State[]>;
+
+template <class State>
+state_array<State> make_states(std::int64_t count) {
+    return state_array<State>(new State[static_cast<std::size_t>(count > 0 ? count : 0)]);
+}
+
 template <class State, class Init, class Update, class Combine, class Emit>
 void reduce_segments(const host_policy& p, const layout& L, std::int64_t width, Init&& init, Update&& update,
                      Combine&& combine, Emit&& emit) {
@@ -55,11 +67,11 @@ void reduce_segments(const host_policy& p, const layout& L, std::int64_t width, 
         std::fill(is_long.begin(), is_long.end(), 1);
     }
     parallel_chunks(p, L.M, segments_per_chunk, [&](std::int64_t lo, std::int64_t hi) {
-        std::vector<State> st(static_cast<std::size_t>(width));
+        const state_array<State> st = make_states<State>(width);
         for (std::int64_t s = lo; s < hi; ++s) {
             if (any_long && is_long[static_cast<std::size_t>(s)]) continue;
-            fold(st.data(), L.begin(s), L.end(s));
-            emit(s, st.data(), L.end(s) - L.begin(s));
+            fold(st.get(), L.begin(s), L.end(s));
+            emit(s, st.get(), L.end(s) - L.begin(s));
         }
     });
     if (!any_long) return;
@@ -71,7 +83,7 @@ void reduce_segments(const host_policy& p, const layout& L, std::int64_t width, 
         first_piece[j + 1] = first_piece[j] + (len + piece - 1) / piece;
     }
     const std::int64_t pieces = first_piece.back();
-    std::vector<State> partial(static_cast<std::size_t>(pieces * width));
+    const state_array<State> partial = make_states<State>(pieces * width);
     std::vector<std::int64_t> owner(static_cast<std::size_t>(pieces));
     for (std::size_t j = 0; j < long_segments.size(); ++j)
         for (std::int64_t q = first_piece[j]; q < first_piece[j + 1]; ++q) owner[static_cast<std::size_t>(q)] =
@@ -80,10 +92,10 @@ void reduce_segments(const host_policy& p, const layout& L, std::int64_t width, 
         const std::size_t j = static_cast<std::size_t>(owner[static_cast<std::size_t>(q)]);
         const std::int64_t b = L.begin(long_segments[j]) + (q - first_piece[j]) * piece;
         const std::int64_t e = std::min(b + piece, L.end(long_segments[j]));
-        fold(partial.data() + q * width, b, e);
+        fold(partial.get() + q * width, b, e);
     });
     parallel_chunks(p, static_cast<std::int64_t>(long_segments.size()), 1, [&](std::int64_t j, std::int64_t) {
-        State* acc = partial.data() + first_piece[static_cast<std::size_t>(j)] * width;
+        State* acc = partial.get() + first_piece[static_cast<std::size_t>(j)] * width;
         for (std::int64_t q = first_piece[static_cast<std::size_t>(j)] + 1; q < first_piece[static_cast<std::size_t>(j) + 1]; ++q)
             for (std::int64_t f = 0; f < width; ++f) combine(acc[f], partial[static_cast<std::size_t>(q * width + f)]);
         const std::int64_t s = long_segments[static_cast<std::size_t>(j)];

@@ -1,0 +1,46 @@
+// segred/cuda/detail/launch.cuh -- grid sizing, the kernel attribute macro,
+// and small copies that the check policy needs.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../../core/config.hpp"
+#include "../error.cuh"
+#include "../policy.cuh"
+
+// Kernels get hidden visibility and live in the versioned inline namespace
+// segred::cuda::detail::SEGRED_ABI_NS (see core/config.hpp).
+#define SEGRED_KERNEL __global__ SEGRED_HIDDEN
+
+namespace segred {
+namespace cuda {
+namespace detail {
+
+constexpr int block_threads = 256;
+
+// Blocks for a grid-stride loop over `work` threads: enough to fill the
+// device several times over, never more than the work needs.
+inline unsigned grid_for(std::int64_t work, int threads = block_threads) {
+    int device = 0, sms = 0;
+    SEGRED_CUDA_CHECK(cudaGetDevice(&device));
+    SEGRED_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const std::int64_t wanted = (std::max<std::int64_t>(work, 1) + threads - 1) / threads;
+    return static_cast<unsigned>(std::min<std::int64_t>(wanted, std::int64_t(sms) * 16));
+}
+
+// Copy one value back to the host. Synchronizes the stream: only the check
+// policy and error reporting do this.
+template <class T>
+T read_back(const par_t& p, const T* device_ptr) {
+    T v{};
+    SEGRED_CUDA_CHECK(cudaMemcpyAsync(&v, device_ptr, sizeof(T), cudaMemcpyDeviceToHost, p.stream));
+    SEGRED_CUDA_CHECK(cudaStreamSynchronize(p.stream));
+    return v;
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace segred

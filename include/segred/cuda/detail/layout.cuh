@@ -1,0 +1,278 @@
+// segred/cuda/detail/layout.cuh -- every segment descriptor turned into one
+// device shape: segment s is positions [starts[s], starts[s+1]), position k
+// stands for value row perm[k] (or k itself when perm is null).
+//
+// Sorted forms use the rows in place. Unsorted ids and N-D subscripts are
+// radix-sorted (stably, on as few key bits as M needs) into a permutation,
+// which keeps each segment's rows in increasing order: the reduction order,
+// and so every result bit, is fixed run to run.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../../core/descriptors.hpp"
+#include "../../core/options.hpp"
+#include "cub_call.cuh"
+#include "launch.cuh"
+#include "temp_buffer.cuh"
+#include "validate.cuh"
+
+namespace segred {
+namespace cuda {
+namespace detail {
+
+struct device_layout {
+    std::int64_t M = 0;
+    const std::int64_t* starts = nullptr;  // [M + 1] on the device
+    const std::int64_t* perm = nullptr;    // null: position k is row k
+    bool covers_every_row = true;          // false: some rows may be in no segment
+    temp_buffer<std::int64_t> own_starts, own_perm;
+};
+
+inline namespace SEGRED_ABI_NS {
+
+struct max_op {
+    __device__ std::int64_t operator()(std::int64_t a, std::int64_t b) const { return a > b ? a : b; }
+};
+
+template <class I>
+SEGRED_KERNEL void offsets_to_starts_kernel(const I* off, std::int64_t M, std::int64_t n, bool clamp,
+                                            std::int64_t* starts) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s <= M; s += stride) {
+        std::int64_t v = static_cast<std::int64_t>(off[s]);
+        if (clamp) v = v < 0 ? 0 : (v > n ? n : v);
+        starts[s] = v;
+    }
+}
+
+// lens[s] for s < M (negative as 0 under drop), lens[M] = 0, ready for an
+// exclusive scan into M + 1 starts.
+template <class I>
+SEGRED_KERNEL void lengths_kernel(const I* len, std::int64_t M, bool clamp, std::int64_t* out) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s <= M; s += stride) {
+        std::int64_t v = s < M ? static_cast<std::int64_t>(len[s]) : 0;
+        if (clamp && v < 0) v = 0;
+        out[s] = v;
+    }
+}
+
+// A template (on nothing) so the header defines it once per program, not once per TU.
+template <class Int = std::int64_t>
+SEGRED_KERNEL void clamp_kernel(std::int64_t* v, std::int64_t count, std::int64_t hi) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        if (v[i] > hi) v[i] = hi;
+}
+
+// A template (on nothing) so the header defines it once per program, not once per TU.
+template <class Int = std::int64_t>
+SEGRED_KERNEL void fixed_starts_kernel(std::int64_t size, std::int64_t M, std::int64_t* starts) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s <= M; s += stride)
+        starts[s] = s * size;
+}
+
+// starts[s] = first position whose key is >= s, for s in [0, M]: one binary
+// search per segment, so a gap of many empty segments costs no serial loop.
+template <class K>
+SEGRED_KERNEL void starts_from_sorted_keys_kernel(const K* keys, std::int64_t n, std::int64_t M,
+                                                  std::int64_t* starts) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s <= M; s += stride) {
+        std::int64_t lo = 0, hi = n;
+        while (lo < hi) {
+            const std::int64_t mid = lo + (hi - lo) / 2;
+            if (static_cast<std::int64_t>(keys[mid]) < s) lo = mid + 1; else hi = mid;
+        }
+        starts[s] = lo;
+    }
+}
+
+// Sort keys: the row's segment, or M for a row that belongs nowhere (it
+// sorts past every segment and is never read).
+template <class I>
+struct id_key {
+    const I* ids;
+    std::int64_t M;
+    __device__ std::int64_t operator()(std::int64_t i) const {
+        const std::int64_t k = static_cast<std::int64_t>(ids[i]);
+        return (k >= 0 && k < M) ? k : M;
+    }
+};
+template <class I>
+struct subscript_key {
+    subscripts_desc<I> d;
+    std::int64_t M;
+    __device__ std::int64_t operator()(std::int64_t i) const {
+        const std::int64_t k = d.linear_index(i);
+        return k >= 0 ? k : M;
+    }
+};
+
+template <class KeyOf, class K>
+SEGRED_KERNEL void make_keys_kernel(KeyOf key_of, std::int64_t n, K* keys, std::int64_t* rows) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        keys[i] = static_cast<K>(key_of(i));
+        rows[i] = i;
+    }
+}
+
+} // namespace SEGRED_ABI_NS
+
+template <class I>
+device_layout build_layout(const par_t& p, const char* fn, const offsets_desc<I>& d, std::int64_t n,
+                           bounds_policy b) {
+    device_layout L;
+    L.M = d.M;
+    L.covers_every_row = false;  // offsets may start after row 0 or end before n
+    if (d.ptr == nullptr) {       // M == 0, n == 0
+        L.own_starts = temp_buffer<std::int64_t>(p, 1);
+        SEGRED_CUDA_CHECK(cudaMemsetAsync(L.own_starts.get(), 0, sizeof(std::int64_t), p.stream));
+        L.starts = L.own_starts.get();
+        return L;
+    }
+    if (b == bounds_policy::check) check_offsets(p, fn, d, n);
+    if (b != bounds_policy::drop && std::is_same<I, std::int64_t>::value) {
+        L.starts = reinterpret_cast<const std::int64_t*>(d.ptr);
+        return L;
+    }
+    const bool drop = b == bounds_policy::drop;
+    L.own_starts = temp_buffer<std::int64_t>(p, d.M + 1);
+    temp_buffer<std::int64_t> clamped(p, drop ? d.M + 1 : 0);
+    std::int64_t* first = drop ? clamped.get() : L.own_starts.get();
+    offsets_to_starts_kernel<<<grid_for(d.M + 1), block_threads, 0, p.stream>>>(d.ptr, d.M, n, drop, first);
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    if (drop) {
+        // A decreasing offset empties the segments it would have reversed.
+        std::int64_t* out = L.own_starts.get();
+        const std::int64_t count = d.M + 1;
+        cub_call(p, "cub::DeviceScan::InclusiveScan", [&](void* t, std::size_t& bytes) {
+            return cub::DeviceScan::InclusiveScan(t, bytes, first, out, max_op{}, count, p.stream);
+        });
+    }
+    L.starts = L.own_starts.get();
+    return L;
+}
+
+template <class I>
+device_layout build_layout(const par_t& p, const char* fn, const lengths_desc<I>& d, std::int64_t n,
+                           bounds_policy b) {
+    if (b == bounds_policy::check) check_lengths_sign(p, fn, d);
+    device_layout L;
+    L.M = d.M;
+    L.covers_every_row = b != bounds_policy::drop;
+    temp_buffer<std::int64_t> lens(p, d.M + 1);
+    L.own_starts = temp_buffer<std::int64_t>(p, d.M + 1);
+    lengths_kernel<<<grid_for(d.M + 1), block_threads, 0, p.stream>>>(d.ptr, d.M, b == bounds_policy::drop,
+                                                                      lens.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    std::int64_t* in = lens.get();
+    std::int64_t* out = L.own_starts.get();
+    const std::int64_t count = d.M + 1;
+    cub_call(p, "cub::DeviceScan::ExclusiveSum", [&](void* t, std::size_t& bytes) {
+        return cub::DeviceScan::ExclusiveSum(t, bytes, in, out, count, p.stream);
+    });
+    if (b == bounds_policy::drop) {
+        clamp_kernel<<<grid_for(count), block_threads, 0, p.stream>>>(out, count, n);
+        SEGRED_CUDA_CHECK(cudaGetLastError());
+    }
+    if (b == bounds_policy::check) {
+        const std::int64_t total = read_back(p, out + d.M);
+        if (total != n) segred::detail::fail_lengths_sum(fn, total, n);
+    }
+    L.starts = out;
+    return L;
+}
+
+inline device_layout build_layout(const par_t& p, const char*, const fixed_desc& d, std::int64_t, bounds_policy) {
+    device_layout L;
+    L.M = d.M;
+    L.own_starts = temp_buffer<std::int64_t>(p, d.M + 1);
+    fixed_starts_kernel<<<grid_for(d.M + 1), block_threads, 0, p.stream>>>(d.size, d.M, L.own_starts.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    L.starts = L.own_starts.get();
+    return L;
+}
+
+// Unsorted rows: sort (key, row) pairs by key; starts from the sorted keys.
+template <class KeyOf>
+device_layout sort_layout(const par_t& p, KeyOf key_of, std::int64_t n, std::int64_t M, bool may_drop) {
+    device_layout L;
+    L.M = M;
+    L.covers_every_row = !may_drop;
+    L.own_starts = temp_buffer<std::int64_t>(p, M + 1);
+    L.starts = L.own_starts.get();
+    if (n == 0 || M == 0) {
+        // No positions at all: every start is 0 (rows, if any, are dropped).
+        SEGRED_CUDA_CHECK(
+            cudaMemsetAsync(L.own_starts.get(), 0, static_cast<std::size_t>(M + 1) * sizeof(std::int64_t), p.stream));
+        return L;
+    }
+    int end_bit = 0;
+    while (end_bit < 63 && (std::int64_t(1) << end_bit) <= M) ++end_bit;  // keys lie in [0, M]
+    L.own_perm = temp_buffer<std::int64_t>(p, n);
+    temp_buffer<std::int64_t> rows(p, n);
+    auto run = [&](auto key_type_tag) {
+        using K = decltype(key_type_tag);
+        temp_buffer<K> keys_in(p, n), keys_out(p, n);
+        make_keys_kernel<<<grid_for(n), block_threads, 0, p.stream>>>(key_of, n, keys_in.get(), rows.get());
+        SEGRED_CUDA_CHECK(cudaGetLastError());
+        const K* ki = keys_in.get();
+        K* ko = keys_out.get();
+        const std::int64_t* vi = rows.get();
+        std::int64_t* vo = L.own_perm.get();
+        cub_call(p, "cub::DeviceRadixSort::SortPairs", [&](void* t, std::size_t& bytes) {
+            return cub::DeviceRadixSort::SortPairs(t, bytes, ki, ko, vi, vo, n, 0, end_bit, p.stream);
+        });
+        starts_from_sorted_keys_kernel<<<grid_for(M + 1), block_threads, 0, p.stream>>>(ko, n, M,
+                                                                                        L.own_starts.get());
+        SEGRED_CUDA_CHECK(cudaGetLastError());
+    };
+    if (M < (std::int64_t(1) << 32) - 1) run(std::uint32_t{}); else run(std::uint64_t{});
+    L.perm = L.own_perm.get();
+    return L;
+}
+
+template <class I>
+device_layout build_layout(const par_t& p, const char* fn, const ids_desc<I>& d, std::int64_t n, bounds_policy b) {
+    if (b == bounds_policy::check) check_ids(p, fn, "ids", d.ptr, n, d.M);
+    return sort_layout(p, id_key<I>{d.ptr, d.M}, n, d.M, b == bounds_policy::drop);
+}
+
+template <class I>
+device_layout build_layout(const par_t& p, const char* fn, const subscripts_desc<I>& d, std::int64_t n,
+                           bounds_policy b) {
+    if (b == bounds_policy::check) check_subscripts(p, fn, d, n);
+    const std::int64_t M = d.num_segments();
+    return sort_layout(p, subscript_key<I>{d, M}, n, M, b == bounds_policy::drop);
+}
+
+template <class I>
+device_layout build_layout(const par_t& p, const char* fn, const sorted_ids_desc<I>& d, std::int64_t n,
+                           bounds_policy b) {
+    // Under drop, order is only a hint (as on the host): rows go to their own
+    // id, so the rows are sorted like unsorted ids; no read-back is needed.
+    if (b == bounds_policy::drop) return sort_layout(p, id_key<I>{d.ptr, d.M}, n, d.M, true);
+    if (b == bounds_policy::check) check_sorted_ids(p, fn, d, n);
+    device_layout L;
+    L.M = d.M;
+    L.own_starts = temp_buffer<std::int64_t>(p, d.M + 1);
+    starts_from_sorted_keys_kernel<<<grid_for(d.M + 1), block_threads, 0, p.stream>>>(d.ptr, n, d.M,
+                                                                                      L.own_starts.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    L.starts = L.own_starts.get();
+    return L;
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace segred

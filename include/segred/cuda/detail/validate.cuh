@@ -1,0 +1,125 @@
+// segred/cuda/detail/validate.cuh -- the check policy on the GPU: find the
+// first bad position with a parallel scan, read it back (this synchronizes
+// the stream, which is why only `check` does it) and throw the same message
+// the host backend gives.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "../../core/checks.hpp"
+#include "../../core/descriptors.hpp"
+#include "launch.cuh"
+#include "temp_buffer.cuh"
+
+namespace segred {
+namespace cuda {
+namespace detail {
+inline namespace SEGRED_ABI_NS {
+
+template <class Pred>
+SEGRED_KERNEL void first_bad_kernel(std::int64_t n, Pred bad, unsigned long long* first) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (bad(i)) {
+            atomicMin(first, static_cast<unsigned long long>(i));
+            return;  // this thread's later positions are larger
+        }
+    }
+}
+
+template <class I>
+struct id_out_of_range {
+    const I* ids;
+    std::int64_t M;
+    __device__ bool operator()(std::int64_t i) const {
+        const std::int64_t k = static_cast<std::int64_t>(ids[i]);
+        return k < 0 || k >= M;
+    }
+};
+
+template <class I>
+struct is_negative {
+    const I* p;
+    __device__ bool operator()(std::int64_t i) const { return p[i] < 0; }
+};
+
+// Position i+1 is below position i (offsets: i in [0, M)).
+template <class I>
+struct next_decreases {
+    const I* p;
+    __device__ bool operator()(std::int64_t i) const { return p[i + 1] < p[i]; }
+};
+
+template <class I>
+struct bad_subscript_row {
+    subscripts_desc<I> d;
+    __device__ bool operator()(std::int64_t i) const { return d.linear_index(i) < 0; }
+};
+
+} // namespace SEGRED_ABI_NS
+
+// Smallest i in [0, n) with bad(i), or -1.
+template <class Pred>
+std::int64_t first_bad(const par_t& p, std::int64_t n, Pred bad) {
+    if (n <= 0) return -1;
+    temp_buffer<unsigned long long> first(p, 1);
+    SEGRED_CUDA_CHECK(cudaMemsetAsync(first.get(), 0xff, sizeof(unsigned long long), p.stream));
+    first_bad_kernel<<<grid_for(n), block_threads, 0, p.stream>>>(n, bad, first.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    const unsigned long long v = read_back(p, first.get());
+    return v == ~0ull ? -1 : static_cast<std::int64_t>(v);
+}
+
+template <class I>
+std::int64_t value_at(const par_t& p, const I* ptr, std::int64_t i) {
+    return static_cast<std::int64_t>(read_back(p, ptr + i));
+}
+
+template <class I>
+void check_ids(const par_t& p, const char* fn, const char* arg, const I* ids, std::int64_t n, std::int64_t M) {
+    const std::int64_t bad = first_bad(p, n, id_out_of_range<I>{ids, M});
+    if (bad >= 0) segred::detail::fail_out_of_range(fn, arg, bad, value_at(p, ids, bad), M);
+}
+
+template <class I>
+void check_offsets(const par_t& p, const char* fn, const offsets_desc<I>& d, std::int64_t n) {
+    if (d.ptr == nullptr) return;  // M == 0 and n == 0
+    const std::int64_t first = value_at(p, d.ptr, 0);
+    if (first < 0) segred::detail::fail_negative(fn, "offsets", 0, first);
+    const std::int64_t bad = first_bad(p, d.M, next_decreases<I>{d.ptr});
+    if (bad >= 0)
+        segred::detail::fail_decreasing(fn, "offsets", bad + 1, value_at(p, d.ptr, bad + 1), value_at(p, d.ptr, bad));
+    const std::int64_t last = value_at(p, d.ptr, d.M);
+    if (last > n) segred::detail::fail_past_end(fn, d.M, last, n);
+}
+
+template <class I>
+void check_lengths_sign(const par_t& p, const char* fn, const lengths_desc<I>& d) {
+    const std::int64_t bad = first_bad(p, d.M, is_negative<I>{d.ptr});
+    if (bad >= 0) segred::detail::fail_negative(fn, "lengths", bad, value_at(p, d.ptr, bad));
+}
+
+template <class I>
+void check_sorted_ids(const par_t& p, const char* fn, const sorted_ids_desc<I>& d, std::int64_t n) {
+    check_ids(p, fn, "sorted_ids", d.ptr, n, d.M);
+    const std::int64_t bad = first_bad(p, n - 1, next_decreases<I>{d.ptr});
+    if (bad >= 0)
+        segred::detail::fail_decreasing(fn, "sorted_ids", bad + 1, value_at(p, d.ptr, bad + 1),
+                                        value_at(p, d.ptr, bad));
+}
+
+template <class I>
+void check_subscripts(const par_t& p, const char* fn, const subscripts_desc<I>& d, std::int64_t n) {
+    const std::int64_t bad = first_bad(p, n, bad_subscript_row<I>{d});
+    if (bad < 0) return;
+    for (int dim = 0; dim < d.ndim; ++dim) {
+        const std::int64_t v = value_at(p, d.ptr, bad * d.ndim + dim);
+        if (v < 0 || v >= d.shape[dim]) segred::detail::fail_subscript(fn, bad, dim, v, d.shape[dim]);
+    }
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace segred

@@ -1,0 +1,261 @@
+// The other algorithms on the GPU (bincount, gather, gather_backward,
+// segment_softmax), fp16/bf16 values, wide rows and the shapes that break
+// naive designs (one-row segments, one giant segment, all ids equal),
+// checked against the independent double reference; plus the worked examples.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <segred/segred.hpp>
+
+#include "common/reference.hpp"
+#include "common/test_util.hpp"
+#include "cuda/cuda_test_util.cuh"
+
+namespace {
+
+using segtest::device_memory;
+using segtest::i64;
+const device_memory mem{};
+
+class CudaOps : public segtest::CudaTest {};
+
+TEST_F(CudaOps, WorkedExamples) {
+    const std::vector<float> v{10, 20, 30, 40, 50, 60}, v2{10, 20, 30, 40, 50, 10};
+    const std::vector<int> ids{0, 1, 0, 2, 1, 2};
+    auto d_v = mem.to_device(v), d_v2 = mem.to_device(v2);
+    auto d_ids = mem.to_device(ids);
+    auto d_out = mem.to_device(std::vector<float>(3, -1.f));
+    auto d_arg = mem.to_device(std::vector<i64>(3, -9));
+    const auto par = segred::cuda::par;
+    segred::accumarray(par, segred::rows(d_v.data(), 6), segred::ids(d_ids.data(), 3), segred::rows(d_out.data(), 3));
+    EXPECT_EQ(mem.to_host(d_out), (std::vector<float>{40, 70, 100}));
+    segred::accumarray(par, segred::rows(d_v.data(), 6), segred::ids(d_ids.data(), 3), segred::rows(d_out.data(), 3),
+                       segred::mean{});
+    EXPECT_EQ(mem.to_host(d_out), (std::vector<float>{20, 35, 50}));
+    segred::accumarray(par, segred::rows(d_v2.data(), 6), segred::ids(d_ids.data(), 3), segred::rows(d_out.data(), 3),
+                       segred::max{}, segred::options{}.arg_out(d_arg.data()));
+    EXPECT_EQ(mem.to_host(d_out), (std::vector<float>{30, 50, 40}));
+    EXPECT_EQ(mem.to_host(d_arg), (std::vector<i64>{2, 4, 3}));
+
+    const std::vector<double> d6{1, 2, 3, 4, 5, 6}, d8{1, 2, 3, 4, 5, 6, 7, 8};
+    auto dd6 = mem.to_device(d6), dd8 = mem.to_device(d8);
+    auto s1 = mem.to_device(std::vector<std::int64_t>{0, 0, 1, 1, 2, 2});
+    auto s2 = mem.to_device(std::vector<std::int64_t>{0, 0, 1, 2, 2, 2, 3, 3});
+    auto s3 = mem.to_device(std::vector<std::int64_t>{0, 0, 2, 2, 2, 4});
+    auto o3 = mem.to_device(std::vector<double>(3)), o4 = mem.to_device(std::vector<double>(4));
+    auto o5 = mem.to_device(std::vector<double>(5));
+    segred::segment_reduce(par, segred::rows(dd6.data(), 6), segred::sorted_ids(s1.data(), 3), segred::rows(o3.data(), 3));
+    EXPECT_EQ(mem.to_host(o3), (std::vector<double>{3, 7, 11}));
+    segred::segment_reduce(par, segred::rows(dd8.data(), 8), segred::sorted_ids(s2.data(), 4), segred::rows(o4.data(), 4));
+    EXPECT_EQ(mem.to_host(o4), (std::vector<double>{3, 3, 15, 15}));
+    segred::segment_reduce(par, segred::rows(dd6.data(), 6), segred::sorted_ids(s3.data(), 5), segred::rows(o5.data(), 5));
+    EXPECT_EQ(mem.to_host(o5), (std::vector<double>{3, 0, 12, 0, 6}));
+    segred::segment_reduce(par, segred::rows(dd6.data(), 6), segred::sorted_ids(s3.data(), 5), segred::rows(o5.data(), 5),
+                           segred::sum{}, segred::options{}.fill_nan());
+    const std::vector<double> nan5 = mem.to_host(o5);
+    EXPECT_EQ(nan5[0], 3);
+    EXPECT_TRUE(std::isnan(nan5[1]));
+    EXPECT_EQ(nan5[2], 12);
+    EXPECT_TRUE(std::isnan(nan5[3]));
+    EXPECT_EQ(nan5[4], 6);
+
+    auto b = mem.to_device(std::vector<int>{2, 0, 2, 1, 4, 2});
+    auto bc = mem.to_device(std::vector<std::int64_t>(5, -1));
+    segred::bincount(par, segred::rows(b.data(), 6), segred::rows(bc.data(), 5));
+    EXPECT_EQ(mem.to_host(bc), (std::vector<std::int64_t>{1, 1, 3, 0, 1}));
+}
+
+// bincount, weighted bincount, gather and gather_backward on random inputs,
+// with and without drop, widths 1, 3 and 64.
+TEST_F(CudaOps, BincountGatherAgainstReference) {
+    SEGRED_SEEDED_RNG(g);
+    for (int t = 0; t < 24; ++t) {
+        const i64 width = t % 3 == 0 ? 1 : t % 3 == 1 ? 3 : 64;
+        const i64 M = segref::uniform_int(g, 1, 50), n = segref::uniform_int(g, 0, 4000);
+        const bool drop = t % 2 == 1;
+        std::vector<std::int32_t> ids = segref::random_ids<std::int32_t>(g, n, drop ? -2 : 0, drop ? M + 2 : M - 1);
+        const std::vector<float> w = segref::random_values<float>(g, n * width, segref::value_kind::general);
+        const std::vector<float> src = segref::random_values<float>(g, M * width, segref::value_kind::general);
+        SCOPED_TRACE("trial " + std::to_string(t) + ": n = " + std::to_string(n) + ", M = " + std::to_string(M) +
+                     ", width = " + std::to_string(width) + (drop ? ", drop" : ""));
+        const segref::row_lists segs = segref::from_ids(ids.data(), M, n, drop);
+        segred::options opts;
+        if (drop) opts.bounds(segred::bounds_policy::drop);
+        auto d_ids = mem.to_device(ids);
+        auto d_w = mem.to_device(w);
+        auto d_src = mem.to_device(src);
+
+        auto d_cnt = mem.to_device(std::vector<std::int64_t>(static_cast<std::size_t>(M), -1));
+        segred::bincount(segred::cuda::par, segred::rows(d_ids.data(), n), segred::rows(d_cnt.data(), M), opts);
+        segref::params pc;
+        pc.o = segref::op::count;
+        pc.out_width = 1;
+        EXPECT_TRUE(segtest::equal_all(mem.to_host(d_cnt), segref::reduce<float>(w.data(), width, segs, pc).out, "bincount"));
+
+        segref::params ps;
+        const segref::result sum = segref::reduce<float>(w.data(), width, segs, ps);
+        auto d_ws = mem.to_device(std::vector<float>(static_cast<std::size_t>(M * width), -1.f));
+        segred::bincount(segred::cuda::par, segred::rows(d_w.data(), n, width), segred::rows(d_ids.data(), n),
+                         segred::rows(d_ws.data(), M, width), opts);
+        EXPECT_TRUE(segtest::near_all(mem.to_host(d_ws), sum.out, &sum.scale, 1e-5, "weighted bincount"));
+
+        auto d_gs = mem.to_device(std::vector<float>(static_cast<std::size_t>(M * width), -1.f));
+        segred::gather_backward(segred::cuda::par, segred::rows(d_w.data(), n, width), segred::rows(d_ids.data(), n),
+                                segred::rows(d_gs.data(), M, width), opts);
+        EXPECT_TRUE(segtest::near_all(mem.to_host(d_gs), sum.out, &sum.scale, 1e-5, "gather_backward"));
+
+        auto d_g = mem.to_device(std::vector<float>(static_cast<std::size_t>(n * width), -1.f));
+        segred::gather(segred::cuda::par, segred::rows(d_src.data(), M, width), segred::rows(d_ids.data(), n),
+                       segred::rows(d_g.data(), n, width), opts);
+        EXPECT_TRUE(segtest::equal_all(mem.to_host(d_g), segref::gather(src.data(), M, width, ids.data(), n, drop, 0.0),
+                                       "gather"));
+        if (HasFailure()) return;
+    }
+}
+
+template <class Desc>
+void softmax_case(const std::vector<double>& v, i64 n, i64 width, const Desc& desc, const segref::row_lists& segs,
+                  segred::options opts, double fill) {
+    auto d_v = mem.to_device(v);
+    auto d_o = mem.to_device(std::vector<double>(static_cast<std::size_t>(n * width), -5.0));
+    segred::segment_softmax(segred::cuda::par, segred::rows(d_v.data(), n, width), desc,
+                            segred::rows(d_o.data(), n, width), opts);
+    const std::vector<double> ref = segref::softmax(v.data(), n, width, segs, fill);
+    const std::vector<double> scale(ref.size(), 1.0);
+    EXPECT_TRUE(segtest::near_all(mem.to_host(d_o), ref, &scale, 1e-12, "softmax"));
+}
+
+TEST_F(CudaOps, SoftmaxAgainstReference) {
+    SEGRED_SEEDED_RNG(g);
+    for (int t = 0; t < 12; ++t) {
+        const i64 width = t % 2 ? 3 : 1, M = segref::uniform_int(g, 1, 30);
+        const std::vector<i64> len = segref::random_lengths(g, M, t < 6 ? 9 : 700, 0.3);
+        const std::vector<std::int64_t> off = segref::offsets_from_lengths<std::int64_t>(len, 2);
+        const i64 n = segref::total(len) + 4;  // two rows before, two after: outside every segment
+        const std::vector<double> v = segref::random_values<double>(g, n * width, segref::value_kind::general);
+        auto d_off = mem.to_device(off);
+        SCOPED_TRACE("offsets trial " + std::to_string(t));
+        softmax_case(v, n, width, segred::offsets(static_cast<const std::int64_t*>(d_off.data()), M),
+                     segref::from_offsets(off.data(), M, n, false), segred::options{}.fill(-1.0), -1.0);
+        const std::vector<std::int32_t> ids = segref::random_ids<std::int32_t>(g, n, -1, M);
+        auto d_ids = mem.to_device(ids);
+        SCOPED_TRACE("ids trial with drop");
+        softmax_case(v, n, width, segred::ids(static_cast<const std::int32_t*>(d_ids.data()), M),
+                     segref::from_ids(ids.data(), M, n, true), segred::options{}.bounds(segred::bounds_policy::drop),
+                     0.0);
+        if (HasFailure()) return;
+    }
+}
+
+// fp16 / bf16 values: compared with the reference on the same rounded values;
+// accumulation is in float, so the tolerance is float's, not half's, plus
+// one rounding of the result to the output type.
+template <class H>
+void half_case(segref::rng& g) {
+    const i64 n = 5000, M = 37;
+    const std::vector<std::int64_t> ids = segref::random_ids<std::int64_t>(g, n, 0, M - 1);
+    std::vector<H> hv(static_cast<std::size_t>(n));
+    std::vector<double> dv(static_cast<std::size_t>(n));
+    for (i64 i = 0; i < n; ++i) {
+        hv[static_cast<std::size_t>(i)] = H(static_cast<float>(segref::uniform_real(g, -4, 4)));
+        dv[static_cast<std::size_t>(i)] = static_cast<double>(static_cast<float>(hv[static_cast<std::size_t>(i)]));
+    }
+    const segref::row_lists segs = segref::from_ids(ids.data(), M, n, false);
+    auto d_v = mem.to_device(hv);
+    auto d_ids = mem.to_device(ids);
+    const double out_eps = std::is_same<H, __half>::value ? 1.0 / 1024 : 1.0 / 128;
+    auto run = [&](auto reducer, segref::op o, bool deterministic) {
+        auto d_o = mem.to_device(std::vector<H>(static_cast<std::size_t>(M), H(0.f)));
+        segred::accumarray(segred::cuda::par, segred::rows(d_v.data(), n), segred::ids(d_ids.data(), M),
+                           segred::rows(d_o.data(), M), reducer, segred::options{}.deterministic(deterministic));
+        segref::params p;
+        p.o = o;
+        const segref::result r = segref::reduce<double>(dv.data(), 1, segs, p);
+        std::vector<double> got, tol_scale(r.out.size());
+        for (const H& h : mem.to_host(d_o)) got.push_back(static_cast<double>(static_cast<float>(h)));
+        for (std::size_t s = 0; s < r.out.size(); ++s) tol_scale[s] = std::fabs(r.out[s]) + 1e-3 * r.scale[s];
+        SCOPED_TRACE(std::string(segref::name(o)) + (deterministic ? " deterministic" : ""));
+        EXPECT_TRUE(segtest::near_all(got, r.out, &tol_scale, out_eps, "half out"));
+    };
+    for (bool det : {false, true}) {
+        run(segred::sum{}, segref::op::sum, det);
+        run(segred::mean{}, segref::op::mean, det);
+    }
+    run(segred::max{}, segref::op::max, false);
+    run(segred::min{}, segref::op::min, false);
+    auto d_a = mem.to_device(std::vector<std::int64_t>(static_cast<std::size_t>(M)));
+    segred::accumarray(segred::cuda::par, segred::rows(d_v.data(), n), segred::ids(d_ids.data(), M),
+                       segred::rows(d_a.data(), M), segred::argmax{});
+    segref::params p;
+    p.o = segref::op::argmax;
+    EXPECT_TRUE(segtest::equal_all(mem.to_host(d_a), segref::reduce<double>(dv.data(), 1, segs, p).out, "argmax"));
+}
+
+TEST_F(CudaOps, HalfValues) {
+    SEGRED_SEEDED_RNG(g);
+    half_case<__half>(g);
+}
+
+TEST_F(CudaOps, Bfloat16Values) {
+    SEGRED_SEEDED_RNG(g);
+    half_case<__nv_bfloat16>(g);
+}
+
+// Shapes that collapse naive designs, at sizes where pieces and partials are
+// exercised: 2^20 one-row segments, one segment of 3 million rows, all ids
+// equal, and 64-wide rows.
+TEST_F(CudaOps, ExtremeShapes) {
+    SEGRED_SEEDED_RNG(g);
+    struct shape {
+        const char* name;
+        i64 n, M, width;
+        bool all_equal;
+    };
+    for (const shape sh : {shape{"one-row segments", 1 << 20, 1 << 20, 1, false},
+                           shape{"one giant segment", 3000000, 1, 1, true},
+                           shape{"all ids equal, M = 1000", 2000000, 1000, 1, true},
+                           shape{"width 64", 20000, 77, 64, false}}) {
+        SCOPED_TRACE(sh.name);
+        std::vector<std::int32_t> ids = sh.all_equal ? std::vector<std::int32_t>(static_cast<std::size_t>(sh.n), static_cast<std::int32_t>(sh.M - 1))
+                                                     : segref::random_ids<std::int32_t>(g, sh.n, 0, sh.M - 1);
+        if (sh.M == sh.n)
+            for (i64 i = 0; i < sh.n; ++i) ids[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+        std::vector<std::int32_t> sorted = ids;
+        std::sort(sorted.begin(), sorted.end());
+        const std::vector<float> v = segref::random_values<float>(g, sh.n * sh.width, segref::value_kind::general);
+        auto d_v = mem.to_device(v);
+        auto d_ids = mem.to_device(ids), d_sorted = mem.to_device(sorted);
+        for (int which = 0; which < 3; ++which) {
+            auto d_o = mem.to_device(std::vector<float>(static_cast<std::size_t>(sh.M * sh.width)));
+            auto d_arg = mem.to_device(std::vector<std::int64_t>(static_cast<std::size_t>(sh.M * sh.width)));
+            const auto vin = segred::rows(static_cast<const float*>(d_v.data()), sh.n, sh.width);
+            const auto out = segred::rows(d_o.data(), sh.M, sh.width);
+            segref::params p;
+            if (which == 0) {
+                segred::segment_reduce(segred::cuda::par, vin, segred::sorted_ids(d_sorted.data(), sh.M), out);
+            } else if (which == 1) {
+                segred::accumarray(segred::cuda::par, vin, segred::ids(d_ids.data(), sh.M), out);
+            } else {
+                p.o = segref::op::max;
+                segred::accumarray(segred::cuda::par, vin, segred::ids(d_ids.data(), sh.M), out, segred::max{},
+                                   segred::options{}.arg_out(d_arg.data()));
+            }
+            const std::vector<std::int32_t>& used = which == 0 ? sorted : ids;
+            const segref::result r = segref::reduce<float>(v.data(), sh.width, segref::from_ids(used.data(), sh.M, sh.n, false), p);
+            SCOPED_TRACE(which == 0 ? "sorted sum" : which == 1 ? "unsorted sum" : "unsorted max with arg");
+            EXPECT_TRUE(segtest::near_all(mem.to_host(d_o), r.out, &r.scale, 2e-5, "out"));
+            if (which == 2) EXPECT_TRUE(segtest::equal_all(mem.to_host(d_arg), r.arg, "arg"));
+        }
+        if (HasFailure()) return;
+    }
+}
+
+} // namespace

@@ -1,0 +1,264 @@
+// The CUDA policy and contract: streams, the allocator hook, run-to-run
+// determinism (bit for bit), bad input under check / drop, cuda_error, the
+// promise that drop and unchecked never synchronize, and n above 2^31.
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <segred/segred.hpp>
+
+#include "common/reference.hpp"
+#include "common/test_util.hpp"
+#include "cuda/cuda_test_util.cuh"
+
+namespace {
+
+using segtest::device_memory;
+using segtest::i64;
+const device_memory mem{};
+
+class CudaPolicy : public segtest::CudaTest {};
+
+// Runs f three times into fresh outputs and expects the same bits each time.
+template <class F>
+void expect_same_bits_3x(F&& f, const char* what) {
+    const std::vector<float> a = f(), b = f(), c = f();
+    EXPECT_TRUE(segtest::same_bits(a, b, what));
+    EXPECT_TRUE(segtest::same_bits(a, c, what));
+}
+
+TEST_F(CudaPolicy, RunToRunDeterminism) {
+    SEGRED_SEEDED_RNG(g);
+    const i64 n = 1 << 21, M = 300;
+    std::vector<std::int32_t> ids = segref::random_ids<std::int32_t>(g, n, 0, M - 1);
+    for (i64 i = 0; i < n / 2; ++i) ids[static_cast<std::size_t>(i)] = 7;  // one hot id: long multi-piece segment
+    std::vector<std::int32_t> sorted = ids;
+    std::sort(sorted.begin(), sorted.end());
+    const std::vector<float> v = segref::random_values<float>(g, n * 3, segref::value_kind::general);
+    auto d_v = mem.to_device(v);
+    auto d_ids = mem.to_device(ids), d_sorted = mem.to_device(sorted);
+    auto run = [&](auto desc, auto reducer, segred::options opts) {
+        return [&, desc, reducer, opts] {
+            auto d_o = mem.to_device(std::vector<float>(static_cast<std::size_t>(M * 3)));
+            segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data(), n, 3), desc,
+                                   segred::rows(d_o.data(), M, 3), reducer, opts);
+            return mem.to_host(d_o);
+        };
+    };
+    expect_same_bits_3x(run(segred::sorted_ids(d_sorted.data(), M), segred::sum{}, {}), "sorted sum");
+    expect_same_bits_3x(run(segred::sorted_ids(d_sorted.data(), M), segred::logsumexp{}, {}), "sorted logsumexp");
+    expect_same_bits_3x(run(segred::ids(d_ids.data(), M), segred::sum{}, segred::options{}.deterministic()),
+                        "deterministic unsorted sum");
+    expect_same_bits_3x(run(segred::ids(d_ids.data(), M), segred::mean{}, segred::options{}.deterministic()),
+                        "deterministic unsorted mean");
+    expect_same_bits_3x(run(segred::ids(d_ids.data(), M), segred::var{}, {}), "unsorted var (always sorted path)");
+}
+
+// Every bad input throws segred::error naming argument, position and value,
+// and leaves out (and counts) exactly as they were, also with accumulate.
+TEST_F(CudaPolicy, BadInputThrowsAndWritesNothing) {
+    const std::vector<float> v{1, 2, 3, 4, 5, 6};
+    auto d_v = mem.to_device(v);
+    const std::vector<float> before{9, 8, 7};
+    auto d_o = mem.to_device(before);
+    auto d_cnt = mem.to_device(std::vector<std::int64_t>{-3, -3, -3});
+    auto expect_error = [&](auto desc, const char* needle, segred::options opts) {
+        try {
+            segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data(), 6), desc, segred::rows(d_o.data(), 3),
+                                   segred::sum{}, opts.counts(d_cnt.data()));
+            ADD_FAILURE() << "no error for " << needle;
+        } catch (const segred::cuda_error& e) {
+            ADD_FAILURE() << "cuda_error instead of segred::error: " << e.what();
+        } catch (const segred::error& e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+        EXPECT_EQ(mem.to_host(d_o), before);
+        EXPECT_EQ(mem.to_host(d_cnt), (std::vector<std::int64_t>{-3, -3, -3}));
+    };
+    auto bad_ids = mem.to_device(std::vector<std::int32_t>{0, 1, 2, 3, 1, 0});
+    auto neg_ids = mem.to_device(std::vector<std::int64_t>{0, 1, -4, 2, 1, 0});
+    auto unsorted = mem.to_device(std::vector<std::int32_t>{0, 1, 1, 0, 2, 2});
+    auto bad_off = mem.to_device(std::vector<std::int64_t>{0, 4, 2, 6});
+    auto long_off = mem.to_device(std::vector<std::int32_t>{0, 2, 4, 9});
+    auto neg_len = mem.to_device(std::vector<std::int32_t>{3, -1, 4});
+    auto short_len = mem.to_device(std::vector<std::int64_t>{1, 2, 2});
+    auto bad_subs = mem.to_device(std::vector<std::int32_t>{0, 0, 0, 1, 0, 2, 0, 3, 0, 0, 0, 1});
+    for (bool acc : {false, true}) {
+        const segred::options o = segred::options{}.accumulate(acc);
+        expect_error(segred::ids(bad_ids.data(), 3), "ids[3] = 3 is out of range [0, 3)", o);
+        expect_error(segred::ids(neg_ids.data(), 3), "ids[2] = -4 is out of range [0, 3)", o);
+        expect_error(segred::sorted_ids(unsorted.data(), 3), "sorted_ids[3] = 0 is less than sorted_ids[2] = 1", o);
+        expect_error(segred::offsets(bad_off.data(), 3), "offsets[2] = 2 is less than offsets[1] = 4", o);
+        expect_error(segred::offsets(long_off.data(), 3), "offsets[3] = 9 is past the last row (n = 6)", o);
+        expect_error(segred::lengths(neg_len.data(), 3), "lengths[1] = -1 is negative", o);
+        expect_error(segred::lengths(short_len.data(), 3), "lengths sum to 5 but values have 6 rows", o);
+        expect_error(segred::subscripts(bad_subs.data(), {1, 3}), "subscripts[3, 1] = 3 is out of range [0, 3)", o);
+        expect_error(segred::fixed(2, 4), "fixed(2, 4) covers 8 rows but values have 6", o);
+    }
+    // Under drop the bad rows are skipped instead: ids [0,1,2,3,1,0] -> [1+6, 2+5, 3].
+    segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data(), 6), segred::ids(bad_ids.data(), 3),
+                           segred::rows(d_o.data(), 3), segred::sum{},
+                           segred::options{}.bounds(segred::bounds_policy::drop));
+    EXPECT_EQ(mem.to_host(d_o), (std::vector<float>{7, 7, 3}));
+    // gather: out-of-range id throws under check, writes the fill under drop.
+    auto d_g = mem.to_device(std::vector<float>(6, -1.f));
+    EXPECT_THROW(segred::gather(segred::cuda::par, segred::rows(d_v.data(), 3), segred::rows(bad_ids.data(), 6),
+                                segred::rows(d_g.data(), 6)),
+                 segred::error);
+    EXPECT_EQ(mem.to_host(d_g), std::vector<float>(6, -1.f));
+    segred::gather(segred::cuda::par, segred::rows(d_v.data(), 3), segred::rows(bad_ids.data(), 6),
+                   segred::rows(d_g.data(), 6), segred::options{}.bounds(segred::bounds_policy::drop).fill(-2.0));
+    EXPECT_EQ(mem.to_host(d_g), (std::vector<float>{1, 2, 3, -2, 2, 1}));
+}
+
+// A failing CUDA call throws cuda_error naming the call and CUDA's error,
+// writes nothing, and leaves no error set behind.
+TEST_F(CudaPolicy, CudaErrorsAreReportedOnce) {
+    auto d_ids = mem.to_device(std::vector<std::int32_t>{0, 1});
+    try {
+        // 2^40 bins: the temporary counts cannot be allocated.
+        segred::bincount(segred::cuda::par, segred::rows(d_ids.data(), 2),
+                         segred::rows(static_cast<std::int64_t*>(nullptr) + 1, std::int64_t(1) << 40),
+                         segred::options{}.bounds(segred::bounds_policy::drop));
+        ADD_FAILURE() << "no cuda_error";
+    } catch (const segred::cuda_error& e) {
+        EXPECT_NE(std::string(e.what()).find("cudaMallocAsync"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("cudaErrorMemoryAllocation"), std::string::npos) << e.what();
+        EXPECT_EQ(e.code(), static_cast<int>(cudaErrorMemoryAllocation));
+    }
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+struct counting_pool {
+    std::atomic<int> allocs{0}, frees{0};
+    std::atomic<long long> live{0};
+};
+
+void* pool_alloc(std::size_t bytes, cudaStream_t s, void* ctx) {
+    auto* pool = static_cast<counting_pool*>(ctx);
+    void* p = nullptr;
+    if (cudaMallocAsync(&p, bytes, s) != cudaSuccess) return nullptr;
+    ++pool->allocs;
+    pool->live += static_cast<long long>(bytes);
+    return p;
+}
+void pool_free(void* p, std::size_t bytes, cudaStream_t s, void* ctx) {
+    auto* pool = static_cast<counting_pool*>(ctx);
+    cudaFreeAsync(p, s);
+    ++pool->frees;
+    pool->live -= static_cast<long long>(bytes);
+}
+
+TEST_F(CudaPolicy, StreamAndAllocatorHook) {
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    counting_pool pool;
+    const auto par = segred::cuda::par.on(stream).with_allocator({pool_alloc, pool_free, &pool});
+    const std::vector<float> v{10, 20, 30, 40, 50, 60};
+    auto d_v = mem.to_device(v);
+    auto d_ids = mem.to_device(std::vector<std::int64_t>{0, 1, 0, 2, 1, 2});
+    auto d_o = mem.to_device(std::vector<float>(3));
+    segred::accumarray(par, segred::rows(d_v.data(), 6), segred::ids(d_ids.data(), 3), segred::rows(d_o.data(), 3),
+                       segred::max{});
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_EQ(mem.to_host(d_o), (std::vector<float>{30, 50, 60}));
+    EXPECT_GT(pool.allocs.load(), 0);
+    EXPECT_EQ(pool.allocs.load(), pool.frees.load());
+    EXPECT_EQ(pool.live.load(), 0);
+    cudaStreamDestroy(stream);
+}
+
+// drop and unchecked must not wait for the stream: with the stream held
+// behind a host callback, the calls must return while it is still held.
+void CUDART_CB hold_stream(void* flag) {
+    auto* released = static_cast<std::atomic<bool>*>(flag);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!released->load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+}
+
+TEST_F(CudaPolicy, DropAndUncheckedNeverSynchronize) {
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    const i64 n = 100000, M = 1000;
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
+    for (i64 i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7919) % M);
+    std::vector<std::int32_t> sorted = ids;
+    std::sort(sorted.begin(), sorted.end());
+    auto d_v = mem.to_device(std::vector<float>(static_cast<std::size_t>(n), 1.f));
+    auto d_ids = mem.to_device(ids), d_sorted = mem.to_device(sorted);
+    auto d_o = mem.to_device(std::vector<float>(static_cast<std::size_t>(M)));
+    auto d_s = mem.to_device(std::vector<float>(static_cast<std::size_t>(n)));
+    std::atomic<bool> released{false};
+    ASSERT_EQ(cudaLaunchHostFunc(stream, hold_stream, &released), cudaSuccess);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto par = segred::cuda::par.on(stream);
+    const auto vin = segred::rows(static_cast<const float*>(d_v.data()), n);
+    for (auto b : {segred::bounds_policy::drop, segred::bounds_policy::unchecked}) {
+        const segred::options o = segred::options{}.bounds(b);
+        segred::accumarray(par, vin, segred::ids(d_ids.data(), M), segred::rows(d_o.data(), M), segred::sum{}, o);
+        segred::accumarray(par, vin, segred::ids(d_ids.data(), M), segred::rows(d_o.data(), M), segred::max{}, o);
+        segred::segment_reduce(par, vin, segred::sorted_ids(d_sorted.data(), M), segred::rows(d_o.data(), M),
+                               segred::mean{}, o);
+        segred::segment_softmax(par, vin, segred::ids(d_ids.data(), M), segred::rows(d_s.data(), n), o);
+        segred::gather(par, segred::rows(static_cast<const float*>(d_v.data()), M), segred::rows(d_ids.data(), n),
+                       segred::rows(d_s.data(), n), o);
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    released = true;
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_LT(waited, 5.0) << "a drop/unchecked call waited for the stream";
+    std::vector<float> expect(static_cast<std::size_t>(n), 1.f);
+    EXPECT_EQ(mem.to_host(d_s), expect);  // the gather ran last: src rows are all 1
+    cudaStreamDestroy(stream);
+}
+
+__global__ void fill_half_ones(__half* p, std::int64_t n) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+        p[i] = __float2half(1.0f);
+}
+
+__global__ void fill_ids_mod(std::int32_t* p, std::int64_t n, std::int32_t m) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+        p[i] = static_cast<std::int32_t>(i % m);
+}
+
+// n above 2^31 rows, where 32-bit sizes would wrap: fixed segments and a
+// bincount. Needs about 13 GB of device memory; skipped where it is short.
+TEST_F(CudaPolicy, MoreThan2To31Rows) {
+    const i64 M = 2049, size = i64(1) << 20, n = M * size;  // 2^31 + 2^20 rows
+    ASSERT_GT(n, i64(1) << 31);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+    if (free_bytes < std::size_t(16) << 30) GTEST_SKIP() << "needs 16 GB of free device memory";
+    {
+        segtest::device_vector<__half> v(static_cast<std::size_t>(n));
+        fill_half_ones<<<4096, 256>>>(v.data(), n);
+        auto d_o = mem.to_device(std::vector<float>(static_cast<std::size_t>(M)));
+        segred::segment_reduce(segred::cuda::par, segred::rows(static_cast<const __half*>(v.data()), n),
+                               segred::fixed(size, M), segred::rows(d_o.data(), M));
+        EXPECT_EQ(mem.to_host(d_o), std::vector<float>(static_cast<std::size_t>(M), static_cast<float>(size)));
+    }
+    {
+        segtest::device_vector<std::int32_t> ids(static_cast<std::size_t>(n));
+        fill_ids_mod<<<4096, 256>>>(ids.data(), n, 7);
+        auto d_c = mem.to_device(std::vector<std::int64_t>(7));
+        segred::bincount(segred::cuda::par, segred::rows(static_cast<const std::int32_t*>(ids.data()), n),
+                         segred::rows(d_c.data(), 7));
+        std::vector<std::int64_t> expect(7);
+        for (i64 k = 0; k < 7; ++k) expect[static_cast<std::size_t>(k)] = n / 7 + (k < n % 7 ? 1 : 0);
+        EXPECT_EQ(mem.to_host(d_c), expect);
+    }
+}
+
+} // namespace
