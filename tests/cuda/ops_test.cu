@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -155,48 +156,73 @@ TEST_F(CudaOps, SoftmaxAgainstReference) {
     }
 }
 
-// fp16 / bf16 values: compared with the reference on the same rounded values;
-// accumulation is in float, so the tolerance is float's, not half's, plus
-// one rounding of the result to the output type.
+// fp16 / bf16 values, every reducer, over unsorted ids (atomic and sorted
+// paths) and offsets: compared with the reference on the same rounded values.
+// Accumulation is in float, so the error is float's plus one rounding of the
+// result to the 16-bit output type.
+template <class H, class Desc, class R>
+void half_reducer_case(const std::vector<H>& hv, const std::vector<double>& dv, const Desc& desc,
+                       const segref::row_lists& segs, const R& reducer, segref::op o, bool deterministic) {
+    const i64 n = static_cast<i64>(hv.size()), M = static_cast<i64>(segs.size());
+    constexpr bool arg_out = std::is_same<R, segred::argmin>::value || std::is_same<R, segred::argmax>::value ||
+                             std::is_same<R, segred::count>::value;
+    using O = std::conditional_t<arg_out, std::int64_t, H>;
+    auto d_v = mem.to_device(hv);
+    auto d_o = mem.to_device(std::vector<O>(static_cast<std::size_t>(M), O(0)));
+    segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data(), n), desc, segred::rows(d_o.data(), M), reducer,
+                           segred::options{}.deterministic(deterministic));
+    segref::params p;
+    p.o = o;
+    const segref::result r = segref::reduce<double>(dv.data(), 1, segs, p);
+    std::vector<double> got, tol(r.out.size());
+    for (const O& h : mem.to_host(d_o)) got.push_back(static_cast<double>(static_cast<float>(h)));
+    const double eps = arg_out ? 0.0 : std::is_same<H, __half>::value ? 1.0 / 1024 : 1.0 / 128;
+    for (std::size_t s = 0; s < r.out.size(); ++s) tol[s] = std::fabs(r.out[s]) + 1e-3 * r.scale[s] + 1e-6;
+    SCOPED_TRACE(std::string(segref::name(o)) + (deterministic ? " deterministic" : ""));
+    EXPECT_TRUE(segtest::near_all(got, r.out, &tol, eps, "16-bit out"));
+}
+
 template <class H>
 void half_case(segref::rng& g) {
     const i64 n = 5000, M = 37;
     const std::vector<std::int64_t> ids = segref::random_ids<std::int64_t>(g, n, 0, M - 1);
+    const std::vector<i64> len = segref::random_lengths(g, M, 300, 0.2);
+    const std::vector<std::int32_t> off = segref::offsets_from_lengths<std::int32_t>(len);
+    const i64 n_off = segref::total(len);
     std::vector<H> hv(static_cast<std::size_t>(n));
     std::vector<double> dv(static_cast<std::size_t>(n));
     for (i64 i = 0; i < n; ++i) {
-        hv[static_cast<std::size_t>(i)] = H(static_cast<float>(segref::uniform_real(g, -4, 4)));
+        const double x = (i % 97 == 0) ? 1.5 : segref::uniform_real(g, -4, 4);  // repeated 1.5: ties
+        hv[static_cast<std::size_t>(i)] = H(static_cast<float>(x));
         dv[static_cast<std::size_t>(i)] = static_cast<double>(static_cast<float>(hv[static_cast<std::size_t>(i)]));
     }
-    const segref::row_lists segs = segref::from_ids(ids.data(), M, n, false);
-    auto d_v = mem.to_device(hv);
     auto d_ids = mem.to_device(ids);
-    const double out_eps = std::is_same<H, __half>::value ? 1.0 / 1024 : 1.0 / 128;
-    auto run = [&](auto reducer, segref::op o, bool deterministic) {
-        auto d_o = mem.to_device(std::vector<H>(static_cast<std::size_t>(M), H(0.f)));
-        segred::accumarray(segred::cuda::par, segred::rows(d_v.data(), n), segred::ids(d_ids.data(), M),
-                           segred::rows(d_o.data(), M), reducer, segred::options{}.deterministic(deterministic));
-        segref::params p;
-        p.o = o;
-        const segref::result r = segref::reduce<double>(dv.data(), 1, segs, p);
-        std::vector<double> got, tol_scale(r.out.size());
-        for (const H& h : mem.to_host(d_o)) got.push_back(static_cast<double>(static_cast<float>(h)));
-        for (std::size_t s = 0; s < r.out.size(); ++s) tol_scale[s] = std::fabs(r.out[s]) + 1e-3 * r.scale[s];
-        SCOPED_TRACE(std::string(segref::name(o)) + (deterministic ? " deterministic" : ""));
-        EXPECT_TRUE(segtest::near_all(got, r.out, &tol_scale, out_eps, "half out"));
+    auto d_off = mem.to_device(off);
+    const auto by_ids = segred::ids(static_cast<const std::int64_t*>(d_ids.data()), M);
+    const segref::row_lists id_segs = segref::from_ids(ids.data(), M, n, false);
+    const std::vector<H> hv_off(hv.begin(), hv.begin() + n_off);
+    const std::vector<double> dv_off(dv.begin(), dv.begin() + n_off);
+    const auto by_off = segred::offsets(static_cast<const std::int32_t*>(d_off.data()), M);
+    const segref::row_lists off_segs = segref::from_offsets(off.data(), M, n_off, false);
+    using segref::op;
+    auto all = [&](const auto& desc, const std::vector<H>& h, const std::vector<double>& d,
+                   const segref::row_lists& segs, bool det) {
+        half_reducer_case(h, d, desc, segs, segred::sum{}, op::sum, det);
+        half_reducer_case(h, d, desc, segs, segred::mean{}, op::mean, det);
+        half_reducer_case(h, d, desc, segs, segred::count{}, op::count, det);
+        half_reducer_case(h, d, desc, segs, segred::min{}, op::min, det);
+        half_reducer_case(h, d, desc, segs, segred::max{}, op::max, det);
+        half_reducer_case(h, d, desc, segs, segred::argmin{}, op::argmin, det);
+        half_reducer_case(h, d, desc, segs, segred::argmax{}, op::argmax, det);
+        half_reducer_case(h, d, desc, segs, segred::any{}, op::any, det);
+        half_reducer_case(h, d, desc, segs, segred::all{}, op::all, det);
+        half_reducer_case(h, d, desc, segs, segred::logsumexp{}, op::logsumexp, det);
+        half_reducer_case(h, d, desc, segs, segred::var{}, op::var, det);
+        half_reducer_case(h, d, desc, segs, segred::stddev{}, op::stddev, det);
     };
-    for (bool det : {false, true}) {
-        run(segred::sum{}, segref::op::sum, det);
-        run(segred::mean{}, segref::op::mean, det);
-    }
-    run(segred::max{}, segref::op::max, false);
-    run(segred::min{}, segref::op::min, false);
-    auto d_a = mem.to_device(std::vector<std::int64_t>(static_cast<std::size_t>(M)));
-    segred::accumarray(segred::cuda::par, segred::rows(d_v.data(), n), segred::ids(d_ids.data(), M),
-                       segred::rows(d_a.data(), M), segred::argmax{});
-    segref::params p;
-    p.o = segref::op::argmax;
-    EXPECT_TRUE(segtest::equal_all(mem.to_host(d_a), segref::reduce<double>(dv.data(), 1, segs, p).out, "argmax"));
+    all(by_ids, hv, dv, id_segs, false);
+    all(by_ids, hv, dv, id_segs, true);
+    all(by_off, hv_off, dv_off, off_segs, false);
 }
 
 TEST_F(CudaOps, HalfValues) {
@@ -222,6 +248,8 @@ TEST_F(CudaOps, ExtremeShapes) {
     for (const shape sh : {shape{"one-row segments", 1 << 20, 1 << 20, 1, false},
                            shape{"one giant segment", 3000000, 1, 1, true},
                            shape{"all ids equal, M = 1000", 2000000, 1000, 1, true},
+                           shape{"all ids equal, M = 2^20", 3000000, 1 << 20, 1, true},
+                           shape{"all ids equal, width 3", 1000000, 5000, 3, true},
                            shape{"width 64", 20000, 77, 64, false}}) {
         SCOPED_TRACE(sh.name);
         std::vector<std::int32_t> ids = sh.all_equal ? std::vector<std::int32_t>(static_cast<std::size_t>(sh.n), static_cast<std::int32_t>(sh.M - 1))

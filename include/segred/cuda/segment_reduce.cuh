@@ -38,7 +38,7 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
     if (sums) SEGRED_CUDA_CHECK(cudaMemsetAsync(acc.get(), 0, static_cast<std::size_t>(M * F) * sizeof(A), p.stream));
     SEGRED_CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, static_cast<std::size_t>(M) * sizeof(unsigned long long),
                                       p.stream));
-    const std::int64_t work = (values.n + scatter_run - 1) / scatter_run * F;
+    const std::int64_t work = scatter_work(values.n, F);
     const std::size_t shared_bytes =
         static_cast<std::size_t>(sums ? M * F : 0) * sizeof(A) + static_cast<std::size_t>(M) * sizeof(unsigned long long);
     if (values.n > 0) {
@@ -76,8 +76,13 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
             return;
         }
     }
-    const detail::device_layout L = detail::build_layout(p, fn, seg, values.n, opts.bounds_mode);
-    detail::reduce_layout(p, values, L, out, r, opts);
+    if constexpr (Seg::kind == segment_kind::fixed) {
+        // Fixed segments need no layout in memory: starts are s * size.
+        detail::reduce_positions(p, values, detail::fixed_starts{seg.size}, nullptr, seg.M, out, r, opts);
+    } else {
+        const detail::device_layout L = detail::build_layout(p, fn, seg, values.n, opts.bounds_mode);
+        detail::reduce_layout(p, values, L, out, r, opts);
+    }
 }
 
 } // namespace cuda

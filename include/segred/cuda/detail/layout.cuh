@@ -80,13 +80,34 @@ SEGRED_KERNEL void fixed_starts_kernel(std::int64_t size, std::int64_t M, std::i
         starts[s] = s * size;
 }
 
-// starts[s] = first position whose key is >= s, for s in [0, M]: one binary
-// search per segment, so a gap of many empty segments costs no serial loop.
+// starts[s] = first position whose key is >= s, for s in [0, M], from keys
+// sorted and lying in [0, M]. Pass 1, per position i: where the key steps up
+// from prev to cur, the segments (prev, cur] start at i; a short gap is filled
+// right there, a long one only at cur (its empty segments stay -1, from the
+// memset). Pass 2 gives each segment still at -1 its start by binary search,
+// so a huge gap of empty segments costs no serial loop.
+constexpr std::int64_t gap_fill_limit = 64;
+
 template <class K>
-SEGRED_KERNEL void starts_from_sorted_keys_kernel(const K* keys, std::int64_t n, std::int64_t M,
-                                                  std::int64_t* starts) {
+SEGRED_KERNEL void starts_at_steps_kernel(const K* keys, std::int64_t n, std::int64_t M, std::int64_t* starts) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= n; i += stride) {
+        const std::int64_t prev = i == 0 ? -1 : static_cast<std::int64_t>(keys[i - 1]);
+        const std::int64_t cur = i == n ? M : static_cast<std::int64_t>(keys[i]);
+        if (cur == prev) continue;
+        if (cur - prev <= gap_fill_limit) {
+            for (std::int64_t s = prev + 1; s <= cur; ++s) starts[s] = i;
+        } else {
+            starts[cur] = i;
+        }
+    }
+}
+
+template <class K>
+SEGRED_KERNEL void starts_in_gaps_kernel(const K* keys, std::int64_t n, std::int64_t M, std::int64_t* starts) {
     const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
     for (std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s <= M; s += stride) {
+        if (starts[s] >= 0) continue;
         std::int64_t lo = 0, hi = n;
         while (lo < hi) {
             const std::int64_t mid = lo + (hi - lo) / 2;
@@ -94,6 +115,15 @@ SEGRED_KERNEL void starts_from_sorted_keys_kernel(const K* keys, std::int64_t n,
         }
         starts[s] = lo;
     }
+}
+
+template <class K>
+void starts_from_sorted_keys(const par_t& p, const K* keys, std::int64_t n, std::int64_t M, std::int64_t* starts) {
+    SEGRED_CUDA_CHECK(cudaMemsetAsync(starts, 0xff, static_cast<std::size_t>(M + 1) * sizeof(std::int64_t), p.stream));
+    starts_at_steps_kernel<<<grid_for(n + 1), block_threads, 0, p.stream>>>(keys, n, M, starts);
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    starts_in_gaps_kernel<<<grid_for(M + 1), block_threads, 0, p.stream>>>(keys, n, M, starts);
+    SEGRED_CUDA_CHECK(cudaGetLastError());
 }
 
 // Sort keys: the row's segment, or M for a row that belongs nowhere (it
@@ -233,9 +263,7 @@ device_layout sort_layout(const par_t& p, KeyOf key_of, std::int64_t n, std::int
         cub_call(p, "cub::DeviceRadixSort::SortPairs", [&](void* t, std::size_t& bytes) {
             return cub::DeviceRadixSort::SortPairs(t, bytes, ki, ko, vi, vo, n, 0, end_bit, p.stream);
         });
-        starts_from_sorted_keys_kernel<<<grid_for(M + 1), block_threads, 0, p.stream>>>(ko, n, M,
-                                                                                        L.own_starts.get());
-        SEGRED_CUDA_CHECK(cudaGetLastError());
+        starts_from_sorted_keys(p, static_cast<const K*>(ko), n, M, L.own_starts.get());
     };
     if (M < (std::int64_t(1) << 32) - 1) run(std::uint32_t{}); else run(std::uint64_t{});
     L.perm = L.own_perm.get();
@@ -266,9 +294,7 @@ device_layout build_layout(const par_t& p, const char* fn, const sorted_ids_desc
     device_layout L;
     L.M = d.M;
     L.own_starts = temp_buffer<std::int64_t>(p, d.M + 1);
-    starts_from_sorted_keys_kernel<<<grid_for(d.M + 1), block_threads, 0, p.stream>>>(d.ptr, n, d.M,
-                                                                                      L.own_starts.get());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
+    starts_from_sorted_keys(p, d.ptr, n, d.M, L.own_starts.get());
     L.starts = L.own_starts.get();
     return L;
 }

@@ -1,18 +1,21 @@
 // segred/cuda/detail/reduce_kernels.cuh -- reduction over a device layout.
 //
-// Work is cut so that no thread walks a long segment alone and no short
-// segment wastes a block (the two ways segmented reductions collapse):
-//  - short segments (<= short_segment positions): one thread per (segment,
-//    column) reduces and writes the result;
-//  - longer segments are cut into pieces of piece_rows() positions; one warp
-//    reduces a piece, lanes spread over rows (narrow rows) or columns (wide
-//    rows). A one-piece segment is written by its warp;
-//  - a segment of several pieces leaves one partial state per piece, and one
-//    block then combines them in a fixed tree.
+// Shaped so that neither classic collapse of segmented reductions happens
+// (a whole block on a one-row segment; one thread walking a long segment):
+//  - segments_kernel: each warp takes 32 consecutive segments, one per lane.
+//    A short segment of narrow rows is reduced by its lane alone; a medium
+//    one by the whole warp (lanes across rows for narrow rows, across columns
+//    for wide ones); a giant one is only listed. One pass over the starts, no
+//    scan over M.
+//  - giant segments are cut into pieces; one warp reduces a piece into a
+//    partial state, and one block then combines a segment's partials with a
+//    fixed tree.
 // Every combination order is fixed, so results are identical run to run.
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <cub/block/block_scan.cuh>
 
 #include <cstdint>
 
@@ -26,15 +29,27 @@ namespace segred {
 namespace cuda {
 namespace detail {
 
-constexpr std::int64_t short_segment = 16;
+constexpr std::int64_t short_segment = 16;             // lane-alone, narrow rows
+constexpr std::int64_t narrow_width = 8;               // below: lane-alone short segments
+constexpr std::int64_t giant_segment = std::int64_t(1) << 16;  // above: split across warps
 constexpr int warps_per_block = block_threads / 32;
 
-// Positions per piece: enough work for a warp, and at least 64 so the
-// partial states of a long segment stay a small fraction of its values.
+// Positions per piece of a giant segment: a warp's worth of work, and at
+// least 64 so the partial states stay a small fraction of the values.
 inline std::int64_t piece_rows(std::int64_t width) {
-    const std::int64_t p = 2048 / (width > 0 ? width : 1);
+    const std::int64_t p = 4096 / (width > 0 ? width : 1);
     return p > 64 ? p : 64;
 }
+
+// Segment starts: an array of M + 1 positions, or fixed-size segments.
+struct array_starts {
+    const std::int64_t* p;
+    __device__ std::int64_t operator()(std::int64_t s) const { return p[s]; }
+};
+struct fixed_starts {
+    std::int64_t size;
+    __device__ std::int64_t operator()(std::int64_t s) const { return s * size; }
+};
 
 inline namespace SEGRED_ABI_NS {
 
@@ -50,131 +65,167 @@ __device__ inline std::int64_t last_at_most(const std::int64_t* a, std::int64_t 
     return lo;
 }
 
-template <class T, class O, class R>
-SEGRED_KERNEL void short_segments_kernel(rows_view<const T> values, const std::int64_t* starts,
-                                         const std::int64_t* perm, std::int64_t M, rows_view<O> out, R r,
-                                         options opts) {
-    const std::int64_t F = out.width;
-    const std::int64_t total = M * F;
-    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-    for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += stride) {
-        const std::int64_t s = idx / F, f = idx - s * F;
-        const std::int64_t b = starts[s], len = starts[s + 1] - b;
-        if (len > short_segment) continue;
-        auto st = r.template init<T>();
-        for (std::int64_t k = b; k < b + len; ++k) {
+// The whole warp reduces positions [k0, k1) of one segment; emit(f, state)
+// is called once per column, by one lane. lanes: this warp's 32 states of
+// shared memory.
+template <class T, class R, class S, class Emit>
+__device__ void warp_reduce_range(const rows_view<const T>& values, const std::int64_t* perm, std::int64_t k0,
+                                  std::int64_t k1, std::int64_t F, const R& r, S* lanes, Emit&& emit) {
+    const int lane = threadIdx.x % 32;
+    if (F >= 32) {
+        // Wide rows: lanes across columns, each lane walks the rows.
+        for (std::int64_t f = lane; f < F; f += 32) {
+            S st = r.template init<T>();
+#pragma unroll 4
+            for (std::int64_t k = k0; k < k1; ++k) {
+                const std::int64_t row = position_row(perm, k);
+                r.update(st, values(row, f), row);
+            }
+            emit(f, st);
+        }
+        return;
+    }
+    // Narrow rows: 32 / F rows side by side, a lane per (row, column), then
+    // the lanes of one column combine by a fixed tree in shared memory.
+    const int per_step = 32 / static_cast<int>(F);
+    const int roff = lane / static_cast<int>(F);
+    const std::int64_t f = lane % F;
+    S st = r.template init<T>();
+    if (roff < per_step) {
+#pragma unroll 4
+        for (std::int64_t k = k0 + roff; k < k1; k += per_step) {
             const std::int64_t row = position_row(perm, k);
             r.update(st, values(row, f), row);
         }
-        segred::detail::write_result<T>(r, opts, out, s, f, st, len);
-        if (f == 0 && opts.counts_out) opts.counts_out[s] = len;
     }
-}
-
-// npieces[s]: warp pieces of a segment longer than short_segment (else 0);
-// nparts[s]: partial-state slots it needs (pieces, when more than one).
-// A template (on nothing) so the header defines it once per program, not once per TU.
-template <class Int = std::int64_t>
-SEGRED_KERNEL void count_pieces_kernel(const std::int64_t* starts, std::int64_t M, std::int64_t P,
-                                       std::int64_t* npieces, std::int64_t* nparts) {
-    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-    for (std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s <= M; s += stride) {
-        std::int64_t np = 0;
-        if (s < M) {
-            const std::int64_t len = starts[s + 1] - starts[s];
-            np = len > short_segment ? (len + P - 1) / P : 0;
-        }
-        npieces[s] = np;
-        nparts[s] = np > 1 ? np : 0;
+    lanes[lane] = st;
+    __syncwarp();
+    int half = 1;
+    while (half * 2 < per_step) half *= 2;
+    for (; half >= 1; half /= 2) {
+        if (roff < half && roff + half < per_step) r.combine(lanes[lane], lanes[lane + half * F]);
+        __syncwarp();
     }
+    if (roff == 0) emit(f, lanes[lane]);
+    __syncwarp();
 }
 
 template <class T, class O, class R, class S>
+__device__ void write_segment(const R& r, const options& opts, const rows_view<O>& out, std::int64_t s,
+                              std::int64_t f, const S& st, std::int64_t len) {
+    segred::detail::write_result<T>(r, opts, out, s, f, st, len);
+    if (f == 0 && opts.counts_out) opts.counts_out[s] = len;
+}
+
+template <class T, class O, class R, class S, class Starts>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
-    pieces_kernel(rows_view<const T> values, const std::int64_t* starts, const std::int64_t* perm, std::int64_t M,
-                  rows_view<O> out, R r, options opts, const std::int64_t* piece_start,
-                  const std::int64_t* part_start, std::int64_t P, S* partial, std::int64_t* multi_list,
-                  unsigned long long* multi_count) {
+    segments_kernel(rows_view<const T> values, Starts starts, const std::int64_t* perm, std::int64_t M,
+                    rows_view<O> out, R r, options opts, std::int64_t* giant_list,
+                    unsigned long long* giant_count) {
     __shared__ S lanes[warps_per_block][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const std::int64_t F = out.width;
-    const std::int64_t Q = piece_start[M];
-    const std::int64_t total_warps = std::int64_t(gridDim.x) * warps_per_block;
-    for (std::int64_t q = std::int64_t(blockIdx.x) * warps_per_block + warp; q < Q; q += total_warps) {
-        const std::int64_t s = last_at_most(piece_start, M, q);
-        const std::int64_t j = q - piece_start[s];
-        const std::int64_t np = piece_start[s + 1] - piece_start[s];
-        const std::int64_t seg_b = starts[s], len = starts[s + 1] - seg_b;
-        const std::int64_t k0 = seg_b + j * P;
-        const std::int64_t k1 = k0 + P < seg_b + len ? k0 + P : seg_b + len;
-        auto emit = [&](std::int64_t f, const S& st) {
-            if (np == 1) {
-                segred::detail::write_result<T>(r, opts, out, s, f, st, len);
-                if (f == 0 && opts.counts_out) opts.counts_out[s] = len;
-            } else {
-                partial[(part_start[s] + j) * F + f] = st;
-            }
-        };
-        if (F >= 32) {
-            // Wide rows: lanes over columns, each lane walks the piece's rows.
-            for (std::int64_t f = lane; f < F; f += 32) {
+    const bool narrow = F < narrow_width;
+    const std::int64_t stride = std::int64_t(gridDim.x) * block_threads;
+    for (std::int64_t base = (std::int64_t(blockIdx.x) * warps_per_block + warp) * 32; base < M; base += stride) {
+        const std::int64_t s = base + lane;
+        const bool valid = s < M;
+        const std::int64_t b = valid ? starts(s) : 0, e = valid ? starts(s + 1) : 0, len = e - b;
+        const bool alone = valid && narrow && len <= short_segment;
+        const bool giant = valid && len > giant_segment;
+        if (alone) {
+            for (std::int64_t f = 0; f < F; ++f) {
                 S st = r.template init<T>();
-                for (std::int64_t k = k0; k < k1; ++k) {
+                for (std::int64_t k = b; k < e; ++k) {
                     const std::int64_t row = position_row(perm, k);
                     r.update(st, values(row, f), row);
                 }
-                emit(f, st);
+                write_segment<T>(r, opts, out, s, f, st, len);
             }
-        } else {
-            // Narrow rows: 32 / F rows side by side, a lane per (row, column).
-            const int per_step = 32 / static_cast<int>(F);
-            const int roff = lane / static_cast<int>(F);
-            const std::int64_t f = lane % F;
-            S st = r.template init<T>();
-            if (roff < per_step) {
-                for (std::int64_t k = k0 + roff; k < k1; k += per_step) {
-                    const std::int64_t row = position_row(perm, k);
-                    r.update(st, values(row, f), row);
-                }
-            }
-            lanes[warp][lane] = st;
-            __syncwarp();
-            if (roff == 0) {
-                for (int other = 1; other < per_step; ++other) r.combine(st, lanes[warp][f + other * F]);
-                emit(f, st);
-            }
-            __syncwarp();
         }
-        if (np > 1 && j == 0 && lane == 0) multi_list[atomicAdd(multi_count, 1ull)] = s;
+        if (giant) giant_list[atomicAdd(giant_count, 1ull)] = s;
+        unsigned together = __ballot_sync(0xffffffffu, valid && !alone && !giant);
+        while (together) {
+            const int j = __ffs(together) - 1;
+            together &= together - 1;
+            const std::int64_t bj = __shfl_sync(0xffffffffu, b, j), ej = __shfl_sync(0xffffffffu, e, j);
+            warp_reduce_range<T>(values, perm, bj, ej, F, r, lanes[warp], [&](std::int64_t f, const S& st) {
+                write_segment<T>(r, opts, out, base + j, f, st, ej - bj);
+            });
+        }
     }
 }
 
-template <class T, class O, class R, class S>
+// One block: piece_offset[i] = pieces of giant segments before list entry i,
+// for i in [0, count]; the pieces of entry i are [piece_offset[i],
+// piece_offset[i + 1]).
+template <class Starts>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
-    combine_pieces_kernel(const std::int64_t* starts, rows_view<O> out, R r, options opts,
-                          const std::int64_t* piece_start, const std::int64_t* part_start, const S* partial,
-                          const std::int64_t* multi_list, const unsigned long long* multi_count) {
+    giant_plan_kernel(Starts starts, const std::int64_t* giant_list, const unsigned long long* giant_count,
+                      std::int64_t P, std::int64_t* piece_offset) {
+    using scan = cub::BlockScan<std::int64_t, block_threads>;
+    __shared__ typename scan::TempStorage temp;
+    const std::int64_t count = static_cast<std::int64_t>(*giant_count);
+    std::int64_t carry = 0;
+    for (std::int64_t base = 0; base < count; base += block_threads) {
+        const std::int64_t i = base + threadIdx.x;
+        std::int64_t np = 0;
+        if (i < count) {
+            const std::int64_t s = giant_list[i];
+            np = (starts(s + 1) - starts(s) + P - 1) / P;
+        }
+        std::int64_t before, total;
+        scan(temp).ExclusiveSum(np, before, total);
+        if (i < count) piece_offset[i] = carry + before;
+        carry += total;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) piece_offset[count] = carry;
+}
+
+template <class T, class R, class S, class Starts>
+SEGRED_KERNEL void __launch_bounds__(block_threads)
+    giant_pieces_kernel(rows_view<const T> values, Starts starts, const std::int64_t* perm, std::int64_t F, R r,
+                        const std::int64_t* giant_list, const unsigned long long* giant_count,
+                        const std::int64_t* piece_offset, std::int64_t P, S* partial) {
+    __shared__ S lanes[warps_per_block][32];
+    const int warp = threadIdx.x / 32;
+    const std::int64_t count = static_cast<std::int64_t>(*giant_count);
+    const std::int64_t Q = piece_offset[count];
+    const std::int64_t total_warps = std::int64_t(gridDim.x) * warps_per_block;
+    for (std::int64_t q = std::int64_t(blockIdx.x) * warps_per_block + warp; q < Q; q += total_warps) {
+        const std::int64_t i = last_at_most(piece_offset, count, q);  // few entries: cached
+        const std::int64_t s = giant_list[i];
+        const std::int64_t seg_end = starts(s + 1);
+        const std::int64_t k0 = starts(s) + (q - piece_offset[i]) * P;
+        const std::int64_t k1 = k0 + P < seg_end ? k0 + P : seg_end;
+        warp_reduce_range<T>(values, perm, k0, k1, F, r, lanes[warp],
+                             [&](std::int64_t f, const S& st) { partial[q * F + f] = st; });
+    }
+}
+
+template <class T, class O, class R, class S, class Starts>
+SEGRED_KERNEL void __launch_bounds__(block_threads)
+    giant_combine_kernel(Starts starts, rows_view<O> out, R r, options opts, const std::int64_t* giant_list,
+                         const unsigned long long* giant_count, const std::int64_t* piece_offset,
+                         const S* partial) {
     __shared__ S tree[block_threads];
     const std::int64_t F = out.width;
-    const std::int64_t count = static_cast<std::int64_t>(*multi_count);
+    const std::int64_t count = static_cast<std::int64_t>(*giant_count);
     for (std::int64_t i = blockIdx.x; i < count; i += gridDim.x) {
-        const std::int64_t s = multi_list[i];
-        const std::int64_t np = piece_start[s + 1] - piece_start[s];
-        const std::int64_t base = part_start[s];
-        const std::int64_t len = starts[s + 1] - starts[s];
+        const std::int64_t s = giant_list[i];
+        const std::int64_t q0 = piece_offset[i], q1 = piece_offset[i + 1];
+        const std::int64_t len = starts(s + 1) - starts(s);
         for (std::int64_t f = 0; f < F; ++f) {
             S st = r.template init<T>();
-            for (std::int64_t j = threadIdx.x; j < np; j += blockDim.x) r.combine(st, partial[(base + j) * F + f]);
+            for (std::int64_t q = q0 + threadIdx.x; q < q1; q += block_threads) r.combine(st, partial[q * F + f]);
             tree[threadIdx.x] = st;
             __syncthreads();
             for (int w = block_threads / 2; w > 0; w /= 2) {
                 if (threadIdx.x < w) r.combine(tree[threadIdx.x], tree[threadIdx.x + w]);
                 __syncthreads();
             }
-            if (threadIdx.x == 0) {
-                segred::detail::write_result<T>(r, opts, out, s, f, tree[0], len);
-                if (f == 0 && opts.counts_out) opts.counts_out[s] = len;
-            }
+            if (threadIdx.x == 0) write_segment<T>(r, opts, out, s, f, tree[0], len);
             __syncthreads();
         }
     }

@@ -1,15 +1,20 @@
 // segred/cuda/detail/scatter_kernels.cuh -- the atomic path for sum, mean
 // and count over unsorted ids (index_add_, bincount, gather_backward).
 //
-// Each thread walks a short run of consecutive rows for one column and
-// merges rows with equal ids before it adds, so all-equal or clustered ids do
-// not hammer one address. When the accumulators fit in shared memory, each
-// block accumulates privately there and adds its totals to global memory
-// once. Atomic float addition makes the last bits order-dependent: the
+// Width 1: each warp reads 32 consecutive rows at a time (coalesced), sums
+// each run of equal ids with a head-segmented warp reduction, and carries the
+// run still open at lane 31 into the next 32 rows; a warp covers 1024 rows,
+// so all-equal ids cost one add per 1024 rows, not one per row. Wider rows:
+// each thread walks 64 consecutive rows of one column (threads side by side
+// over columns, coalesced) and adds each run of equal ids once. When the
+// accumulators fit in shared memory, each block accumulates privately there
+// and adds its totals to global memory once. Atomic float addition makes the last bits order-dependent: the
 // `deterministic` option takes the sorted path instead.
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <cub/warp/warp_reduce.cuh>
 
 #include <cstdint>
 #include <type_traits>
@@ -23,7 +28,9 @@ namespace segred {
 namespace cuda {
 namespace detail {
 
-constexpr std::int64_t scatter_run = 16;  // consecutive rows per thread
+constexpr std::int64_t scatter_run = 64;         // rows per thread, wide rows
+constexpr std::int64_t warp_rounds = 32;         // 32-row rounds per warp, width 1
+constexpr std::int64_t warp_rows = 32 * warp_rounds;
 constexpr std::size_t shared_accumulator_bytes = 32 * 1024;
 
 template <class R> struct is_atomic_reducer : std::false_type {};
@@ -84,25 +91,92 @@ __device__ void scatter_run_of_rows(rows_view<const T> values, SegOf seg_of, std
     if (cur >= 0) add(cur, f, acc, cnt);
 }
 
-template <bool Sums, class T, class A, class SegOf>
-SEGRED_KERNEL void scatter_global_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t F, A* acc,
-                                         unsigned long long* counts) {
+template <class A>
+struct sum_and_count {
+    A sum;
+    long long count;
+};
+struct add_sum_and_count {
+    template <class X>
+    __device__ X operator()(const X& a, const X& b) const {
+        return {a.sum + b.sum, a.count + b.count};
+    }
+};
+
+// Width 1: this warp's 1024 rows starting at row0, runs of equal ids merged
+// across the warp and across rounds; add(id, sum, count) once per run.
+template <bool Sums, class T, class A, class SegOf, class Add>
+__device__ void scatter_warp_rows(const rows_view<const T>& values, SegOf seg_of, std::int64_t row0, Add&& add) {
+    using pair = sum_and_count<A>;
+    using warp_reduce = cub::WarpReduce<pair>;
+    __shared__ typename warp_reduce::TempStorage temp[block_threads / 32];
+    const int lane = threadIdx.x % 32;
+    std::int64_t carry_id = -1;
+    pair carry{A(0), 0};
+    for (std::int64_t round = 0; round < warp_rounds; ++round) {
+        const std::int64_t i = row0 + round * 32 + lane;
+        const std::int64_t k = i < values.n ? seg_of(i) : -1;
+        pair mine{A(0), k >= 0 ? 1 : 0};
+        if (Sums && k >= 0) mine.sum = segred::detail::convert<A>(values.data[i]);
+        const std::int64_t before = __shfl_up_sync(0xffffffffu, k, 1);
+        const bool head = lane == 0 || k != before;
+        if (lane == 0 && carry_id >= 0) {
+            if (k == carry_id) {
+                mine.sum += carry.sum;  // the open run goes on
+                mine.count += carry.count;
+            } else {
+                add(carry_id, carry.sum, carry.count);
+            }
+        }
+        const pair agg = warp_reduce(temp[threadIdx.x / 32]).HeadSegmentedReduce(mine, head, add_sum_and_count{});
+        const unsigned heads = __ballot_sync(0xffffffffu, head);
+        const int last_head = 31 - __clz(heads);
+        if (head && lane != last_head && k >= 0) add(k, agg.sum, agg.count);
+        carry_id = __shfl_sync(0xffffffffu, k, last_head);
+        carry.sum = __shfl_sync(0xffffffffu, agg.sum, last_head);
+        carry.count = __shfl_sync(0xffffffffu, agg.count, last_head);
+    }
+    if (lane == 0 && carry_id >= 0) add(carry_id, carry.sum, carry.count);
+}
+
+// Every work item of the grid: warps over 1024-row blocks for width 1,
+// threads over (run of rows, column) for wider rows.
+template <bool Sums, class T, class A, class SegOf, class Add>
+__device__ void scatter_all(const rows_view<const T>& values, SegOf seg_of, std::int64_t F, Add&& add) {
+    if (F == 1) {
+        const std::int64_t warps = (values.n + warp_rows - 1) / warp_rows;
+        const std::int64_t stride = std::int64_t(gridDim.x) * (block_threads / 32);
+        for (std::int64_t w = std::int64_t(blockIdx.x) * (block_threads / 32) + threadIdx.x / 32; w < warps; w += stride)
+            scatter_warp_rows<Sums, T, A>(values, seg_of, w * warp_rows,
+                                          [&](std::int64_t k, A a, long long c) { add(k, 0, a, c); });
+        return;
+    }
     const std::int64_t total = (values.n + scatter_run - 1) / scatter_run * F;
     const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-    for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += stride) {
-        scatter_run_of_rows<Sums, T, A>(values, seg_of, F, idx,
-                                        [&](std::int64_t k, std::int64_t f, A a, std::int64_t c) {
-                                            if (Sums) atomic_add(acc + k * F + f, a);
-                                            if (f == 0) atomicAdd(counts + k, static_cast<unsigned long long>(c));
-                                        });
-    }
+    for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += stride)
+        scatter_run_of_rows<Sums, T, A>(values, seg_of, F, idx, add);
+}
+
+// Work items in a scatter grid, for sizing it.
+inline std::int64_t scatter_work(std::int64_t n, std::int64_t F) {
+    return F == 1 ? (n + warp_rows - 1) / warp_rows * 32 : (n + scatter_run - 1) / scatter_run * F;
+}
+
+template <bool Sums, class T, class A, class SegOf>
+SEGRED_KERNEL void __launch_bounds__(block_threads)
+    scatter_global_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t F, A* acc, unsigned long long* counts) {
+    scatter_all<Sums, T, A>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
+        if (Sums) atomic_add(acc + k * F + f, a);
+        if (f == 0) atomicAdd(counts + k, static_cast<unsigned long long>(c));
+    });
 }
 
 // Block-private accumulators in shared memory: [M] counts, then [M * F] A
 // (counts first: 8-byte words keep the A array aligned for any A).
 template <bool Sums, class T, class A, class SegOf>
-SEGRED_KERNEL void scatter_shared_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t M, std::int64_t F,
-                                         A* acc, unsigned long long* counts) {
+SEGRED_KERNEL void __launch_bounds__(block_threads)
+    scatter_shared_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t M, std::int64_t F, A* acc,
+                          unsigned long long* counts) {
     extern __shared__ unsigned long long shared_words[];
     unsigned long long* scnt = shared_words;
     A* sacc = reinterpret_cast<A*>(shared_words + M);
@@ -110,15 +184,10 @@ SEGRED_KERNEL void scatter_shared_kernel(rows_view<const T> values, SegOf seg_of
     for (std::int64_t e = threadIdx.x; e < cells; e += blockDim.x) sacc[e] = A(0);
     for (std::int64_t e = threadIdx.x; e < M; e += blockDim.x) scnt[e] = 0;
     __syncthreads();
-    const std::int64_t total = (values.n + scatter_run - 1) / scatter_run * F;
-    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-    for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += stride) {
-        scatter_run_of_rows<Sums, T, A>(values, seg_of, F, idx,
-                                        [&](std::int64_t k, std::int64_t f, A a, std::int64_t c) {
-                                            if (Sums) atomic_add(sacc + k * F + f, a);
-                                            if (f == 0) atomicAdd(scnt + k, static_cast<unsigned long long>(c));
-                                        });
-    }
+    scatter_all<Sums, T, A>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
+        if (Sums) atomic_add(sacc + k * F + f, a);
+        if (f == 0) atomicAdd(scnt + k, static_cast<unsigned long long>(c));
+    });
     __syncthreads();
     for (std::int64_t e = threadIdx.x; e < cells; e += blockDim.x)
         if (sacc[e] != A(0)) atomic_add(acc + e, sacc[e]);
