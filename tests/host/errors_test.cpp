@@ -111,6 +111,38 @@ TYPED_TEST(Errors, SortedIds) {
                                               segred::sum{}, b.opts()); },
                  {"sorted_ids[0] = -1 is out of range [0, 3)"});
     b.expect_untouched();
+    // The first bad row is named whichever rule it breaks: row 2 steps down
+    // before row 3 leaves the range.
+    const std::vector<I> both = {0, 2, 1, 5, 5, 5};
+    expect_error([&] { segred::segment_reduce(segred::host, kIn, segred::sorted_ids(both.data(), 3), b.view(3),
+                                              segred::sum{}, b.opts()); },
+                 {"sorted_ids[2] = 1 is less than sorted_ids[1] = 2"});
+    b.expect_untouched();
+}
+
+TYPED_TEST(Errors, NoLengthsForSomeRows) {
+    using I = TypeParam;
+    const std::vector<I> none;
+    guarded<> b(0);
+    expect_error([&] { segred::segment_reduce(segred::host, kIn, segred::lengths(none.data(), 0), b.view(0),
+                                              segred::sum{}, b.opts()); },
+                 {"lengths sum to 0 but values have 6 rows"});
+    // Under drop every row is simply in no segment.
+    EXPECT_NO_THROW(segred::segment_reduce(segred::host, kIn, segred::lengths(none.data(), 0), b.view(0), segred::sum{},
+                                           segred::options{}.bounds(segred::bounds_policy::drop)));
+}
+
+TEST(ErrorsOut, RealValuedReducersNeedFloatingOutput) {
+    const std::vector<double> v = {1, 2, 3};
+    const std::vector<std::int32_t> ids = {0, 0, 1};
+    std::vector<std::int64_t> out = {5, 6};
+    expect_error([&] { segred::accumarray(segred::host, segred::rows(v.data(), 3), segred::ids(ids.data(), 2),
+                                          segred::rows(out.data(), 2), segred::var{}); },
+                 {"segred::accumarray", "var needs a floating-point output"});
+    expect_error([&] { segred::accumarray(segred::host, segred::rows(v.data(), 3), segred::ids(ids.data(), 2),
+                                          segred::rows(out.data(), 2), segred::logsumexp{}); },
+                 {"logsumexp needs a floating-point output"});
+    EXPECT_EQ(out, (std::vector<std::int64_t>{5, 6}));
 }
 
 TYPED_TEST(Errors, Offsets) {
@@ -149,7 +181,7 @@ TYPED_TEST(Errors, Lengths) {
     b.expect_untouched();
     guarded<> none(0);
     expect_error([&] { segred::segment_reduce(segred::host, kIn, segred::lengths(short_sum.data(), 0), none.view(0)); },
-                 {"M = 0", "6 rows"});
+                 {"lengths sum to 0", "6 rows"});
 }
 
 TYPED_TEST(Errors, BadSubscripts) {

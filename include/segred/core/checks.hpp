@@ -87,7 +87,6 @@ void check_segments(const char* fn, const rows_view<T>& values, const Seg& seg) 
                 fail(fn, "offsets are null but " + to_str(M + 1) + " offsets are expected");
         } else if constexpr (Seg::kind == segment_kind::lengths) {
             if (seg.ptr == nullptr && M > 0) fail(fn, "lengths are null but M = " + to_str(M));
-            if (M == 0 && n > 0) fail(fn, "no lengths (M = 0) cannot cover " + to_str(n) + " rows");
         } else if constexpr (Seg::kind == segment_kind::sorted_ids || Seg::kind == segment_kind::ids) {
             if (seg.ptr == nullptr && n > 0) fail(fn, "ids are null but values have " + to_str(n) + " rows");
         } else if constexpr (Seg::kind == segment_kind::fixed) {
@@ -125,6 +124,11 @@ void check_reduce_args(const char* fn, const rows_view<T>& values, const Seg& se
                      "): the existing out value has no row");
     if (opts.fill_mode == fill_kind::nan && std::is_integral<std::remove_cv_t<O>>::value)
         fail(fn, "fill_nan() needs a floating-point output; out holds integers");
+    // var, std and logsumexp can be NaN or infinite, which no integer holds.
+    constexpr bool real_valued = std::is_same<R, segred::var>::value || std::is_same<R, segred::stddev>::value ||
+                                 std::is_same<R, segred::logsumexp>::value;
+    if (real_valued && std::is_integral<std::remove_cv_t<O>>::value)
+        fail(fn, std::string(R::name) + " needs a floating-point output; out holds integers");
 }
 
 } // namespace detail

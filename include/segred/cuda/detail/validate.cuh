@@ -52,6 +52,17 @@ struct next_decreases {
     __device__ bool operator()(std::int64_t i) const { return p[i + 1] < p[i]; }
 };
 
+// Row i of sorted ids is out of range or below row i - 1.
+template <class I>
+struct bad_sorted_id {
+    const I* ids;
+    std::int64_t M;
+    __device__ bool operator()(std::int64_t i) const {
+        const std::int64_t k = static_cast<std::int64_t>(ids[i]);
+        return k < 0 || k >= M || (i > 0 && ids[i] < ids[i - 1]);
+    }
+};
+
 template <class I>
 struct bad_subscript_row {
     subscripts_desc<I> d;
@@ -103,11 +114,12 @@ void check_lengths_sign(const par_t& p, const char* fn, const lengths_desc<I>& d
 
 template <class I>
 void check_sorted_ids(const par_t& p, const char* fn, const sorted_ids_desc<I>& d, std::int64_t n) {
-    check_ids(p, fn, "sorted_ids", d.ptr, n, d.M);
-    const std::int64_t bad = first_bad(p, n - 1, next_decreases<I>{d.ptr});
-    if (bad >= 0)
-        segred::detail::fail_decreasing(fn, "sorted_ids", bad + 1, value_at(p, d.ptr, bad + 1),
-                                        value_at(p, d.ptr, bad));
+    // One scan for both rules, so the message names the first bad row.
+    const std::int64_t bad = first_bad(p, n, bad_sorted_id<I>{d.ptr, d.M});
+    if (bad < 0) return;
+    const std::int64_t v = value_at(p, d.ptr, bad);
+    if (v < 0 || v >= d.M) segred::detail::fail_out_of_range(fn, "sorted_ids", bad, v, d.M);
+    segred::detail::fail_decreasing(fn, "sorted_ids", bad, v, value_at(p, d.ptr, bad - 1));
 }
 
 template <class I>

@@ -169,8 +169,9 @@ layout build(const host_policy& p, const char* fn, const sorted_ids_desc<I>& d, 
     auto out_of_range = [&](std::int64_t i) { return ids[i] < 0 || static_cast<std::int64_t>(ids[i]) >= M; };
     auto decreasing = [&](std::int64_t i) { return i > 0 && ids[i] < ids[i - 1]; };
     if (b == bounds_policy::check) {
-        check_ids_in_range(p, fn, "sorted_ids", ids, n, M);
-        const std::int64_t bad = first_bad(p, n, decreasing);
+        // One scan for both rules, so the message names the first bad row.
+        const std::int64_t bad = first_bad(p, n, [&](std::int64_t i) { return out_of_range(i) || decreasing(i); });
+        if (bad >= 0 && out_of_range(bad)) detail::fail_out_of_range(fn, "sorted_ids", bad, ids[bad], M);
         if (bad >= 0) detail::fail_decreasing(fn, "sorted_ids", bad, ids[bad], ids[bad - 1]);
     } else if (b == bounds_policy::drop &&
                first_bad(p, n, [&](std::int64_t i) { return out_of_range(i) || decreasing(i); }) >= 0) {
