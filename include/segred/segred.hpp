@@ -17,7 +17,17 @@
 #include "segment_reduce.hpp"
 #include "segment_softmax.hpp"
 
+// Backward passes and the fused / soft ops built on the backend primitives
+// (core/backend.hpp).
+#include "bincount_backward.hpp"
+#include "gather_segment_reduce.hpp"
+#include "segment_reduce_backward.hpp"
+#include "segment_softmax_backward.hpp"
+#include "soft_histogram.hpp"
+
 #include "host/gather.hpp"
+#include "host/gather_segment_reduce.hpp"
+#include "host/segment_map.hpp"
 #include "host/segment_reduce.hpp"
 #include "host/segment_softmax.hpp"
 

@@ -192,6 +192,7 @@ struct trial_config {
     bool nan = false;  // sprinkle NaN into floating-point values
     segref::value_kind kind = segref::value_kind::general;
     bool via_accumarray = false;
+    bool deterministic = false;  // options::deterministic (the GPU's sorted path for unsorted sum/mean/count)
 
     std::string describe() const {
         std::ostringstream os;
@@ -203,6 +204,7 @@ struct trial_config {
         if (arg) os << ", arg_out";
         if (nan) os << ", with NaN";
         if (via_accumarray) os << ", via accumarray";
+        if (deterministic) os << ", deterministic";
         return os.str();
     }
 };
@@ -215,7 +217,7 @@ inline segred::options to_options(const trial_config& c) {
     case segref::fill::nan: o.fill_nan(); break;
     case segref::fill::constant: o.fill(c.fill_value); break;
     }
-    o.accumulate(c.accumulate).bounds(c.bounds);
+    o.accumulate(c.accumulate).bounds(c.bounds).deterministic(c.deterministic);
     return o;
 }
 
@@ -241,6 +243,7 @@ trial_config random_config(segref::rng& g, segref::op o) {
     else if (segref::has_arg(o) || o == segref::op::any || o == segref::op::all)
         c.kind = coin(g, 0.5) ? segref::value_kind::ties : segref::value_kind::general;
     c.via_accumarray = (F == form::ids || F == form::subscripts) && coin(g, 0.5);
+    c.deterministic = coin(g, 0.3);
     return c;
 }
 

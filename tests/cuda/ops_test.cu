@@ -189,9 +189,10 @@ void half_case(segref::rng& g) {
     const std::vector<i64> len = segref::random_lengths(g, M, 300, 0.2);
     const std::vector<std::int32_t> off = segref::offsets_from_lengths<std::int32_t>(len);
     const i64 n_off = segref::total(len);
-    std::vector<H> hv(static_cast<std::size_t>(n));
-    std::vector<double> dv(static_cast<std::size_t>(n));
-    for (i64 i = 0; i < n; ++i) {
+    const i64 n_values = std::max(n, n_off);  // enough rows for both layouts
+    std::vector<H> hv(static_cast<std::size_t>(n_values));
+    std::vector<double> dv(static_cast<std::size_t>(n_values));
+    for (i64 i = 0; i < n_values; ++i) {
         const double x = (i % 97 == 0) ? 1.5 : segref::uniform_real(g, -4, 4);  // repeated 1.5: ties
         hv[static_cast<std::size_t>(i)] = H(static_cast<float>(x));
         dv[static_cast<std::size_t>(i)] = static_cast<double>(static_cast<float>(hv[static_cast<std::size_t>(i)]));
@@ -200,6 +201,8 @@ void half_case(segref::rng& g) {
     auto d_off = mem.to_device(off);
     const auto by_ids = segred::ids(static_cast<const std::int64_t*>(d_ids.data()), M);
     const segref::row_lists id_segs = segref::from_ids(ids.data(), M, n, false);
+    const std::vector<H> hv_ids(hv.begin(), hv.begin() + n);
+    const std::vector<double> dv_ids(dv.begin(), dv.begin() + n);
     const std::vector<H> hv_off(hv.begin(), hv.begin() + n_off);
     const std::vector<double> dv_off(dv.begin(), dv.begin() + n_off);
     const auto by_off = segred::offsets(static_cast<const std::int32_t*>(d_off.data()), M);
@@ -220,8 +223,8 @@ void half_case(segref::rng& g) {
         half_reducer_case(h, d, desc, segs, segred::var{}, op::var, det);
         half_reducer_case(h, d, desc, segs, segred::stddev{}, op::stddev, det);
     };
-    all(by_ids, hv, dv, id_segs, false);
-    all(by_ids, hv, dv, id_segs, true);
+    all(by_ids, hv_ids, dv_ids, id_segs, false);
+    all(by_ids, hv_ids, dv_ids, id_segs, true);
     all(by_off, hv_off, dv_off, off_segs, false);
 }
 

@@ -98,20 +98,10 @@ void check_segments(const char* fn, const rows_view<T>& values, const Seg& seg) 
     }
 }
 
-// The checks of segment_reduce / accumarray: views, descriptor, output shape
-// and the options that only some reducers or output types allow.
-template <class T, class Seg, class O, class R>
-void check_reduce_args(const char* fn, const rows_view<T>& values, const Seg& seg, const rows_view<O>& out,
-                       const R&, const options& opts) {
-    check_view(fn, "values", values);
-    check_view(fn, "out", out);
-    check_segments(fn, values, seg);
-    const std::int64_t M = seg.num_segments();
-    if (out.n != M)
-        fail(fn, "out has " + to_str(out.n) + " rows but the segments describe M = " + to_str(M));
-    const bool count_column = std::is_same<R, segred::count>::value && out.width == 1;
-    if (out.width != values.width && !count_column)
-        fail(fn, "out has width " + to_str(out.width) + " but values have width " + to_str(values.width));
+// The options (and output types) that only some reducers allow; shared by
+// every algorithm that runs a reducer into out.
+template <class O, class R>
+void check_reduce_options(const char* fn, const rows_view<O>&, const R&, const options& opts) {
     if (opts.arg_ptr != nullptr && std::is_void<typename with_arg<R>::type>::value)
         fail(fn, std::string("arg_out needs min, max, argmin or argmax, not ") + R::name);
     if (opts.accumulate_into && !R::accumulates)
@@ -129,6 +119,23 @@ void check_reduce_args(const char* fn, const rows_view<T>& values, const Seg& se
                                  std::is_same<R, segred::logsumexp>::value;
     if (real_valued && std::is_integral<std::remove_cv_t<O>>::value)
         fail(fn, std::string(R::name) + " needs a floating-point output; out holds integers");
+}
+
+// The checks of segment_reduce / accumarray: views, descriptor, output shape
+// and the options that only some reducers or output types allow.
+template <class T, class Seg, class O, class R>
+void check_reduce_args(const char* fn, const rows_view<T>& values, const Seg& seg, const rows_view<O>& out,
+                       const R& r, const options& opts) {
+    check_view(fn, "values", values);
+    check_view(fn, "out", out);
+    check_segments(fn, values, seg);
+    const std::int64_t M = seg.num_segments();
+    if (out.n != M)
+        fail(fn, "out has " + to_str(out.n) + " rows but the segments describe M = " + to_str(M));
+    const bool count_column = std::is_same<R, segred::count>::value && out.width == 1;
+    if (out.width != values.width && !count_column)
+        fail(fn, "out has width " + to_str(out.width) + " but values have width " + to_str(values.width));
+    check_reduce_options(fn, out, r, opts);
 }
 
 } // namespace detail

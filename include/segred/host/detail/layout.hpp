@@ -162,19 +162,48 @@ layout build(const host_policy& p, const char* fn, const ids_desc<I>& d, std::in
     });
 }
 
+// The first row whose sorted id is out of range or smaller than the one
+// before it, or -1.
+template <class I>
+std::int64_t first_bad_sorted_id(const host_policy& p, const sorted_ids_desc<I>& d, std::int64_t n) {
+    const I* ids = d.ptr;
+    const std::int64_t M = d.M;
+    return first_bad(p, n, [&](std::int64_t i) {
+        return ids[i] < 0 || static_cast<std::int64_t>(ids[i]) >= M || (i > 0 && ids[i] < ids[i - 1]);
+    });
+}
+
+// One scan for both rules, so the message names the first bad row.
+template <class I>
+void check_sorted_ids(const host_policy& p, const char* fn, const sorted_ids_desc<I>& d, std::int64_t n) {
+    const std::int64_t bad = first_bad_sorted_id(p, d, n);
+    if (bad < 0) return;
+    const I* ids = d.ptr;
+    if (ids[bad] < 0 || static_cast<std::int64_t>(ids[bad]) >= d.M)
+        detail::fail_out_of_range(fn, "sorted_ids", bad, ids[bad], d.M);
+    detail::fail_decreasing(fn, "sorted_ids", bad, ids[bad], ids[bad - 1]);
+}
+
+template <class I>
+void check_subscripts(const host_policy& p, const char* fn, const subscripts_desc<I>& d, std::int64_t n) {
+    const std::int64_t bad = first_bad(p, n, [&](std::int64_t i) { return d.linear_index(i) < 0; });
+    if (bad < 0) return;
+    int dim = 0;
+    while (dim < d.ndim) {
+        const std::int64_t v = static_cast<std::int64_t>(d.ptr[bad * d.ndim + dim]);
+        if (v < 0 || v >= d.shape[dim]) break;
+        ++dim;
+    }
+    detail::fail_subscript(fn, bad, dim, d.ptr[bad * d.ndim + dim], d.shape[dim]);
+}
+
 template <class I>
 layout build(const host_policy& p, const char* fn, const sorted_ids_desc<I>& d, std::int64_t n, bounds_policy b) {
     const I* ids = d.ptr;
     const std::int64_t M = d.M;
-    auto out_of_range = [&](std::int64_t i) { return ids[i] < 0 || static_cast<std::int64_t>(ids[i]) >= M; };
-    auto decreasing = [&](std::int64_t i) { return i > 0 && ids[i] < ids[i - 1]; };
     if (b == bounds_policy::check) {
-        // One scan for both rules, so the message names the first bad row.
-        const std::int64_t bad = first_bad(p, n, [&](std::int64_t i) { return out_of_range(i) || decreasing(i); });
-        if (bad >= 0 && out_of_range(bad)) detail::fail_out_of_range(fn, "sorted_ids", bad, ids[bad], M);
-        if (bad >= 0) detail::fail_decreasing(fn, "sorted_ids", bad, ids[bad], ids[bad - 1]);
-    } else if (b == bounds_policy::drop &&
-               first_bad(p, n, [&](std::int64_t i) { return out_of_range(i) || decreasing(i); }) >= 0) {
+        check_sorted_ids(p, fn, d, n);
+    } else if (b == bounds_policy::drop && first_bad_sorted_id(p, d, n) >= 0) {
         // Under drop, order is only a hint: rows still go to their own id.
         return build(p, fn, ids_desc<I>{ids, M}, n, b);
     }
@@ -198,18 +227,7 @@ layout build(const host_policy& p, const char* fn, const sorted_ids_desc<I>& d, 
 template <class I>
 layout build(const host_policy& p, const char* fn, const subscripts_desc<I>& d, std::int64_t n, bounds_policy b) {
     const std::int64_t M = d.num_segments();
-    if (b == bounds_policy::check) {
-        const std::int64_t bad = first_bad(p, n, [&](std::int64_t i) { return d.linear_index(i) < 0; });
-        if (bad >= 0) {
-            int dim = 0;
-            while (dim < d.ndim) {
-                const std::int64_t v = static_cast<std::int64_t>(d.ptr[bad * d.ndim + dim]);
-                if (v < 0 || v >= d.shape[dim]) break;
-                ++dim;
-            }
-            detail::fail_subscript(fn, bad, dim, d.ptr[bad * d.ndim + dim], d.shape[dim]);
-        }
-    }
+    if (b == bounds_policy::check) check_subscripts(p, fn, d, n);
     return counting_sort(p, n, M, [&](std::int64_t i) { return d.linear_index(i); });
 }
 
