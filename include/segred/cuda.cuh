@@ -21,6 +21,8 @@
 
 #include "cuda/error.cuh"
 #include "cuda/gather.cuh"
+#include "cuda/gather_segment_reduce.cuh"
 #include "cuda/policy.cuh"
+#include "cuda/segment_map.cuh"
 #include "cuda/segment_reduce.cuh"
 #include "cuda/segment_softmax.cuh"

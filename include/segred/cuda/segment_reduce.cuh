@@ -66,12 +66,10 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         if (!opts.deterministic_mode) {
             if constexpr (Seg::kind == segment_kind::ids) {
                 if (opts.bounds_mode == bounds_policy::check) detail::check_ids(p, fn, "ids", seg.ptr, values.n, seg.M);
-                detail::scatter_reduce(p, values, detail::id_or_skip<typename Seg::index_type>{seg.ptr, seg.M}, seg.M,
-                                       out, r, opts);
+                detail::scatter_reduce(p, values, detail::segment_of_row<Seg>{seg}, seg.M, out, r, opts);
             } else {
                 if (opts.bounds_mode == bounds_policy::check) detail::check_subscripts(p, fn, seg, values.n);
-                detail::scatter_reduce(p, values, detail::subscript_or_skip<typename Seg::index_type>{seg},
-                                       seg.num_segments(), out, r, opts);
+                detail::scatter_reduce(p, values, detail::segment_of_row<Seg>{seg}, seg.num_segments(), out, r, opts);
             }
             return;
         }

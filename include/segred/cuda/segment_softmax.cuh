@@ -15,6 +15,7 @@
 #include "../core/options.hpp"
 #include "../core/reducers.hpp"
 #include "../core/views.hpp"
+#include "detail/fill.cuh"
 #include "detail/launch.cuh"
 #include "detail/layout.cuh"
 #include "detail/reduce_kernels.cuh"
@@ -25,12 +26,6 @@ namespace segred {
 namespace cuda {
 namespace detail {
 inline namespace SEGRED_ABI_NS {
-
-template <class O>
-SEGRED_KERNEL void fill_kernel(O* out, std::int64_t count, O value) {
-    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) out[i] = value;
-}
 
 template <class T, class A, class O>
 SEGRED_KERNEL void softmax_positions_kernel(rows_view<const T> values, const std::int64_t* starts,

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../../core/backend.hpp"
 #include "../../core/descriptors.hpp"
 #include "../../core/options.hpp"
 #include "cub_call.cuh"
@@ -126,23 +127,14 @@ void starts_from_sorted_keys(const par_t& p, const K* keys, std::int64_t n, std:
     SEGRED_CUDA_CHECK(cudaGetLastError());
 }
 
-// Sort keys: the row's segment, or M for a row that belongs nowhere (it
+// Sort key of row i: its segment, or M for a row that belongs nowhere (it
 // sorts past every segment and is never read).
-template <class I>
-struct id_key {
-    const I* ids;
+template <class Seg>
+struct sort_key {
+    Seg seg;
     std::int64_t M;
     __device__ std::int64_t operator()(std::int64_t i) const {
-        const std::int64_t k = static_cast<std::int64_t>(ids[i]);
-        return (k >= 0 && k < M) ? k : M;
-    }
-};
-template <class I>
-struct subscript_key {
-    subscripts_desc<I> d;
-    std::int64_t M;
-    __device__ std::int64_t operator()(std::int64_t i) const {
-        const std::int64_t k = d.linear_index(i);
+        const std::int64_t k = segred::detail::row_segment(seg, i);
         return k >= 0 ? k : M;
     }
 };
@@ -273,7 +265,7 @@ device_layout sort_layout(const par_t& p, KeyOf key_of, std::int64_t n, std::int
 template <class I>
 device_layout build_layout(const par_t& p, const char* fn, const ids_desc<I>& d, std::int64_t n, bounds_policy b) {
     if (b == bounds_policy::check) check_ids(p, fn, "ids", d.ptr, n, d.M);
-    return sort_layout(p, id_key<I>{d.ptr, d.M}, n, d.M, b == bounds_policy::drop);
+    return sort_layout(p, sort_key<ids_desc<I>>{d, d.M}, n, d.M, b == bounds_policy::drop);
 }
 
 template <class I>
@@ -281,7 +273,7 @@ device_layout build_layout(const par_t& p, const char* fn, const subscripts_desc
                            bounds_policy b) {
     if (b == bounds_policy::check) check_subscripts(p, fn, d, n);
     const std::int64_t M = d.num_segments();
-    return sort_layout(p, subscript_key<I>{d, M}, n, M, b == bounds_policy::drop);
+    return sort_layout(p, sort_key<subscripts_desc<I>>{d, M}, n, M, b == bounds_policy::drop);
 }
 
 template <class I>
@@ -289,7 +281,7 @@ device_layout build_layout(const par_t& p, const char* fn, const sorted_ids_desc
                            bounds_policy b) {
     // Under drop, order is only a hint (as on the host): rows go to their own
     // id, so the rows are sorted like unsorted ids; no read-back is needed.
-    if (b == bounds_policy::drop) return sort_layout(p, id_key<I>{d.ptr, d.M}, n, d.M, true);
+    if (b == bounds_policy::drop) return sort_layout(p, sort_key<sorted_ids_desc<I>>{d, d.M}, n, d.M, true);
     if (b == bounds_policy::check) check_sorted_ids(p, fn, d, n);
     device_layout L;
     L.M = d.M;

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../../core/backend.hpp"
 #include "../../core/finalize.hpp"
 #include "../../core/numeric.hpp"
 #include "../../core/reducers.hpp"
@@ -50,19 +51,10 @@ __device__ void atomic_add(A* addr, A v) {
 }
 
 // Row i's segment, or -1 for a row to skip (drop).
-template <class I>
-struct id_or_skip {
-    const I* ids;
-    std::int64_t M;
-    __device__ std::int64_t operator()(std::int64_t i) const {
-        const std::int64_t k = static_cast<std::int64_t>(ids[i]);
-        return (k >= 0 && k < M) ? k : -1;
-    }
-};
-template <class I>
-struct subscript_or_skip {
-    subscripts_desc<I> d;
-    __device__ std::int64_t operator()(std::int64_t i) const { return d.linear_index(i); }
+template <class Seg>
+struct segment_of_row {
+    Seg seg;
+    __device__ std::int64_t operator()(std::int64_t i) const { return segred::detail::row_segment(seg, i); }
 };
 
 // Walk work item idx = (run, column): rows [run * scatter_run, ...) of one

@@ -73,6 +73,7 @@ public:
     temp_buffer(const par_t& p, std::int64_t count)
         : raw_(p, static_cast<std::size_t>(count > 0 ? count : 0) * sizeof(T)) {}
     T* get() const { return static_cast<T*>(raw_.get()); }
+    T* data() const { return get(); }  // the scratch interface of core/backend.hpp
 
 private:
     raw_buffer raw_;
