@@ -26,6 +26,10 @@ void gather(const Policy& policy, rows_view<T> src, rows_view<I> id_vec, rows_vi
                                    detail::to_str(src.width));
     if (opts.fill_mode == fill_kind::nan && std::is_integral<std::remove_cv_t<O>>::value)
         detail::fail("gather", "fill_nan() needs a floating-point output; out holds integers");
+    // Options that belong to reductions are refused rather than ignored.
+    if (opts.accumulate_into) detail::fail("gather", "accumulate is not defined for gather");
+    if (opts.counts_out != nullptr) detail::fail("gather", "counts are not defined for gather");
+    if (opts.arg_ptr != nullptr) detail::fail("gather", "arg_out is not defined for gather");
     gather_impl(policy, src.as_const(), id_vec.as_const(), out, opts);
 }
 

@@ -392,4 +392,29 @@ TYPED_TEST(Errors, Softmax) {
     b.expect_untouched();
 }
 
+TEST(ErrorsOut, GatherRefusesReductionOptions) {
+    const std::vector<double> src = {1, 2, 3};
+    const std::vector<std::int32_t> ids = {2, 0};
+    std::vector<double> out = {9, 9};
+    std::vector<std::int64_t> counts(3, -1);
+    const auto call = [&](segred::options o) {
+        segred::gather(segred::host, segred::rows(src.data(), 3), segred::rows(ids.data(), 2), segred::rows(out.data(), 2),
+                       o);
+    };
+    expect_error([&] { call(segred::options{}.accumulate()); }, {"segred::gather", "accumulate is not defined for gather"});
+    expect_error([&] { call(segred::options{}.counts(counts.data())); }, {"counts are not defined for gather"});
+    EXPECT_EQ(out, (std::vector<double>{9, 9}));
+}
+
+TEST(ErrorsOut, SubscriptShapeOverflow) {
+    const std::vector<double> v = {1};
+    const std::vector<std::int64_t> subs = {0, 0, 0};
+    std::vector<double> out(1, 5.0);
+    const std::int64_t huge = std::int64_t(1) << 40;
+    expect_error([&] { segred::accumarray(segred::host, segred::rows(v.data(), 1), segred::subscripts(subs.data(), {huge, huge, 4}),
+                                          segred::rows(out.data(), 1)); },
+                 {"segred::accumarray", "more than 2^63 - 1 cells", "shape[1]"});
+    EXPECT_EQ(out, std::vector<double>(1, 5.0));
+}
+
 } // namespace

@@ -75,8 +75,14 @@ void check_segments(const char* fn, const rows_view<T>& values, const Seg& seg) 
         if (seg.ndim < 1 || seg.ndim > max_subscript_dims)
             fail(fn, "subscripts have " + to_str(seg.ndim) + " dimensions; 1 to " + to_str(max_subscript_dims) +
                          " are supported");
-        for (int d = 0; d < seg.ndim; ++d)
+        std::int64_t cells = 1;
+        for (int d = 0; d < seg.ndim; ++d) {
             if (seg.shape[d] < 0) fail(fn, "shape[" + to_str(d) + "] = " + to_str(seg.shape[d]) + " is negative");
+            // The output has prod(shape) rows, which must fit in 64 bits.
+            if (seg.shape[d] > 0 && cells > std::int64_t(0x7fffffffffffffff) / seg.shape[d])
+                fail(fn, "the output shape has more than 2^63 - 1 cells (overflow at shape[" + to_str(d) + "])");
+            cells *= seg.shape[d];
+        }
         if (seg.ptr == nullptr && n > 0) fail(fn, "subscripts are null but values have " + to_str(n) + " rows");
         return;
     } else {
