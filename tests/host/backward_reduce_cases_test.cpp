@@ -14,6 +14,7 @@
 #include <segred/segred.hpp>
 
 #include "common/grad_check.hpp"
+#include "common/expect_error.hpp"
 #include "common/test_util.hpp"
 
 namespace {
@@ -175,18 +176,7 @@ TEST(BackwardReduceCases, SubscriptsViaAccumarray) {
     EXPECT_EQ(grad, (dvec{1.5, 2, 1.5}));  // cell (1,0) = 2 holds rows 0 and 2; cell (0,1) = 1 holds row 1
 }
 
-// Runs f, which must throw segred::error whose what() contains every part.
-template <class F>
-void expect_error(F&& f, std::initializer_list<const char*> parts) {
-    try {
-        f();
-        ADD_FAILURE() << "no segred::error was thrown";
-    } catch (const segred::error& e) {
-        const std::string what = e.what();
-        for (const char* p : parts)
-            EXPECT_NE(what.find(p), std::string::npos) << "message \"" << what << "\" lacks \"" << p << "\"";
-    }
-}
+using segtest::expect_error;
 
 TEST(BackwardReduceCases, ErrorsWriteNothing) {
     const dvec v{1, 2, 3, 4}, out{1, 2}, g{1, 1};

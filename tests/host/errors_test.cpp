@@ -10,26 +10,14 @@
 
 #include <segred/segred.hpp>
 
+#include "common/expect_error.hpp"
 #include "common/test_util.hpp"
 
 namespace {
 
 using segtest::i64;
 
-// Runs f, which must throw segred::error whose what() contains every part.
-template <class F>
-void expect_error(F&& f, std::initializer_list<const char*> parts) {
-    try {
-        f();
-        ADD_FAILURE() << "no segred::error was thrown";
-    } catch (const segred::error& e) {
-        const std::string what = e.what();
-        for (const char* p : parts)
-            EXPECT_NE(what.find(p), std::string::npos) << "message \"" << what << "\" lacks \"" << p << "\"";
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "threw something other than segred::error: " << e.what();
-    }
-}
+using segtest::expect_error;
 
 // out, counts and arg buffers filled with sentinels, to prove nothing was written.
 template <class O = double>
