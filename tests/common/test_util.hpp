@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <string>
@@ -210,6 +211,14 @@ using float_value_pairs = ::testing::Types<vi<float, std::int32_t>, vi<double, s
 // ---------------------------------------------------------------------------
 // Memory access for a backend. The host keeps everything in std::vector; a
 // CUDA version supplies device buffers with .data() and copies in to_host.
+// A vector of T from literal values (hand-written cases for every value type).
+template <class T>
+std::vector<T> vals(std::initializer_list<double> v) {
+    std::vector<T> r;
+    for (double x : v) r.push_back(static_cast<T>(x));
+    return r;
+}
+
 struct host_memory {
     template <class T>
     std::vector<T> to_device(const std::vector<T>& h) const { return h; }

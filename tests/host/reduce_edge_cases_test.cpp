@@ -20,12 +20,7 @@ namespace {
 using segtest::equal_all;
 using segtest::i64;
 
-template <class T>
-std::vector<T> vals(std::initializer_list<double> v) {
-    std::vector<T> r;
-    for (double x : v) r.push_back(static_cast<T>(x));
-    return r;
-}
+using segtest::vals;
 
 template <class P>
 class ReduceEdge : public ::testing::Test {};

@@ -26,12 +26,7 @@ using segtest::near_all;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-template <class T>
-std::vector<T> vals(std::initializer_list<double> v) {
-    std::vector<T> r;
-    for (double x : v) r.push_back(static_cast<T>(x));
-    return r;
-}
+using segtest::vals;
 
 template <class P>
 class ReduceSemantics : public ::testing::Test {};

@@ -21,12 +21,7 @@ template <class P>
 class WorkedExamples : public ::testing::Test {};
 TYPED_TEST_SUITE(WorkedExamples, segtest::all_value_index_pairs, segtest::vi_names);
 
-template <class T>
-std::vector<T> vals(std::initializer_list<double> v) {
-    std::vector<T> r;
-    for (double x : v) r.push_back(static_cast<T>(x));
-    return r;
-}
+using segtest::vals;
 
 // values [10,20,30,40,50,60], ids [0,1,0,2,1,2]: sum [40,70,100], mean [20,35,50].
 TYPED_TEST(WorkedExamples, AccumarraySumAndMean) {
