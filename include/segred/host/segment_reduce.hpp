@@ -9,7 +9,10 @@
 #include "../core/reducers.hpp"
 #include "../core/views.hpp"
 #include "detail/layout.hpp"
+#include "detail/row_fold.hpp"
+#include "detail/scatter.hpp"
 #include "detail/segment_loops.hpp"
+#include "detail/sorted_runs.hpp"
 #include "detail/write_segment.hpp"
 
 namespace segred {
@@ -21,15 +24,21 @@ template <class T, class O, class R>
 void reduce_layout(const host_policy& p, const layout& L, rows_view<const T> values, rows_view<O> out, const R& r,
                    const options& opts) {
     using S = state_t<R, T>;
-    const std::int64_t width = out.width;  // equals values.width except for a count column
-    reduce_segments<S>(
-        p, L, width, [&] { return r.template init<T>(); },
-        [&](S* st, std::int64_t row) {
-            const T* v = values.row(row);
-            for (std::int64_t f = 0; f < width; ++f) r.update(st[f], v[f], row);
-        },
-        [&](S& a, const S& b) { r.combine(a, b); },
-        [&](std::int64_t s, S* st, std::int64_t rows) { write_segment<T>(r, opts, out, s, st, rows); });
+    reduce_segments(p, L, out.width, make_row_fold(r, values, out.width),
+                    [&](std::int64_t s, S* st, std::int64_t rows) { write_segment<T>(r, opts, out, s, st, rows); });
+}
+
+// Unsorted ids: a direct scatter, with id_of(i) the segment of row i or -1.
+template <class T, class O, class R, class IdOf>
+void scatter_reduce(const host_policy& p, rows_view<const T> values, std::int64_t M, rows_view<O> out, const R& r,
+                    const options& opts, IdOf&& id_of) {
+    using S = state_t<R, T>;
+    const auto folder = make_row_fold(r, values, out.width);
+    auto emit = [&](std::int64_t s, S* st, std::int64_t rows) { write_segment<T>(r, opts, out, s, st, rows); };
+    if (opts.counts_out)
+        scatter_segments<row_counts>(p, values.n, M, out.width, folder, id_of, emit);
+    else
+        scatter_segments<row_seen>(p, values.n, M, out.width, folder, id_of, emit);
 }
 
 } // namespace host_detail
@@ -39,6 +48,43 @@ void segment_reduce_impl(const host_policy& p, const char* fn, rows_view<const T
                          rows_view<O> out, const R& r, const options& opts) {
     const host_detail::layout L = host_detail::build(p, fn, seg, values.n, opts.bounds_mode);
     host_detail::reduce_layout(p, L, values, out, r, opts);
+}
+
+template <class T, class I, class O, class R>
+void segment_reduce_impl(const host_policy& p, const char* fn, rows_view<const T> values, const ids_desc<I>& seg,
+                         rows_view<O> out, const R& r, const options& opts) {
+    if (opts.bounds_mode == bounds_policy::check) host_detail::check_ids_in_range(p, fn, "ids", seg.ptr, values.n, seg.M);
+    const I* ids = seg.ptr;
+    const std::int64_t M = seg.M;
+    host_detail::scatter_reduce(p, values, M, out, r, opts, [ids, M](std::int64_t i) {
+        const std::int64_t k = static_cast<std::int64_t>(ids[i]);
+        return (k >= 0 && k < M) ? k : std::int64_t(-1);
+    });
+}
+
+template <class T, class I, class O, class R>
+void segment_reduce_impl(const host_policy& p, const char* fn, rows_view<const T> values,
+                         const subscripts_desc<I>& seg, rows_view<O> out, const R& r, const options& opts) {
+    if (opts.bounds_mode == bounds_policy::check) host_detail::check_subscripts(p, fn, seg, values.n);
+    host_detail::scatter_reduce(p, values, seg.num_segments(), out, r, opts,
+                                [&seg](std::int64_t i) { return seg.linear_index(i); });
+}
+
+// Sorted ids: runs of equal ids, straight from the ids (no starts array).
+template <class T, class I, class O, class R>
+void segment_reduce_impl(const host_policy& p, const char* fn, rows_view<const T> values,
+                         const sorted_ids_desc<I>& seg, rows_view<O> out, const R& r, const options& opts) {
+    if (opts.bounds_mode == bounds_policy::check) {
+        host_detail::check_sorted_ids(p, fn, seg, values.n);
+    } else if (opts.bounds_mode == bounds_policy::drop && host_detail::first_bad_sorted_id(p, seg, values.n) >= 0) {
+        // Under drop, order is only a hint: rows still go to their own id.
+        segment_reduce_impl(p, fn, values, ids_desc<I>{seg.ptr, seg.M}, out, r, opts);
+        return;
+    }
+    using S = state_t<R, T>;
+    host_detail::reduce_sorted_runs(
+        p, seg.ptr, values.n, seg.M, out.width, host_detail::make_row_fold(r, values, out.width),
+        [&](std::int64_t s, S* st, std::int64_t rows) { host_detail::write_segment<T>(r, opts, out, s, st, rows); });
 }
 
 } // namespace segred

@@ -15,6 +15,7 @@
 #include "../core/reducers.hpp"
 #include "../core/views.hpp"
 #include "detail/layout.hpp"
+#include "detail/row_fold.hpp"
 #include "detail/segment_loops.hpp"
 
 namespace segred {
@@ -29,16 +30,11 @@ void segment_softmax_impl(const host_policy& p, rows_view<const T> values, const
     const host_detail::layout L = host_detail::build(p, "segment_softmax", seg, values.n, opts.bounds_mode);
 
     std::vector<A> lse(static_cast<std::size_t>(L.M * width));
-    host_detail::reduce_segments<S>(
-        p, L, width, [&] { return r.template init<T>(); },
-        [&](S* st, std::int64_t row) {
-            const T* v = values.row(row);
-            for (std::int64_t f = 0; f < width; ++f) r.update(st[f], v[f], row);
-        },
-        [&](S& a, const S& b) { r.combine(a, b); },
-        [&](std::int64_t s, S* st, std::int64_t) {
-            for (std::int64_t f = 0; f < width; ++f) lse[static_cast<std::size_t>(s * width + f)] = r.finalize(st[f]);
-        });
+    host_detail::reduce_segments(p, L, width, host_detail::make_row_fold(r, values, width),
+                                 [&](std::int64_t s, S* st, std::int64_t) {
+                                     for (std::int64_t f = 0; f < width; ++f)
+                                         lse[static_cast<std::size_t>(s * width + f)] = r.finalize(st[f]);
+                                 });
 
     if (L.covered() != values.n) {
         O fill = detail::to_output<O>(0);

@@ -27,10 +27,13 @@ inline std::int64_t piece_rows(std::int64_t width) {
 // Segments per dynamic chunk when segments are short.
 constexpr std::int64_t segments_per_chunk = 256;
 
-// Reduce every segment of L to `width` states and hand them to
-// emit(s, states, rows_in_segment). State is the reducer's state type;
-// update(st, row) folds value row `row` into st[0..width).
-//
+// Segments per chunk for a layout: about 16K rows a chunk on average, so
+// one-row segments do not pay a scheduling step every 256 rows.
+inline std::int64_t segment_grain(const layout& L) {
+    const std::int64_t avg = L.M > 0 ? std::max<std::int64_t>(1, L.covered() / L.M) : 1;
+    return std::max<std::int64_t>(segments_per_chunk, (std::int64_t(1) << 14) / avg);
+}
+
 // States are held in plain arrays (state_array), not std::vector<State>:
 // any/all have State = bool, and std::vector<bool> has no data().
 template <class State>
@@ -41,40 +44,33 @@ state_array<State> make_states(std::int64_t count) {
     return state_array<State>(new State[static_cast<std::size_t>(count > 0 ? count : 0)]);
 }
 
-template <class State, class Init, class Update, class Combine, class Emit>
-void reduce_segments(const host_policy& p, const layout& L, std::int64_t width, Init&& init, Update&& update,
-                     Combine&& combine, Emit&& emit) {
+// Reduce every segment of L to `width` states and hand them to
+// emit(s, states, rows_in_segment). The folder F (see row_fold.hpp) gives
+// fold(st, k0, k1, perm) and combine(a, b).
+template <class F, class Emit>
+void reduce_segments(const host_policy& p, const layout& L, std::int64_t width, const F& folder, Emit&& emit) {
+    using State = typename F::state;
     const std::int64_t piece = piece_rows(width);
-    auto fold = [&](State* st, std::int64_t k0, std::int64_t k1) {
-        for (std::int64_t f = 0; f < width; ++f) st[f] = init();
-        for (std::int64_t k = k0; k < k1; ++k) update(st, L.row(k));
-    };
 
-    // Short segments, whole; long ones are listed for the second phase.
-    std::vector<std::int64_t> long_segments;
-    std::vector<char> is_long(static_cast<std::size_t>(L.M), 0);
-    bool any_long = false;
-    for (std::int64_t s = 0; s < L.M && L.fixed_size < 0; ++s) {
-        if (L.end(s) - L.begin(s) > piece) {
-            is_long[static_cast<std::size_t>(s)] = 1;
-            long_segments.push_back(s);
-            any_long = true;
-        }
-    }
-    if (L.fixed_size > piece) {
-        for (std::int64_t s = 0; s < L.M; ++s) long_segments.push_back(s);
-        any_long = L.M > 0;
-        std::fill(is_long.begin(), is_long.end(), 1);
-    }
-    parallel_chunks(p, L.M, segments_per_chunk, [&](std::int64_t lo, std::int64_t hi) {
+    // Short segments, whole; each chunk lists its long ones for the second
+    // phase, so no serial pass over all segments is needed to find them.
+    const std::int64_t grain = segment_grain(L), chunks = (L.M + grain - 1) / grain;
+    std::vector<std::vector<std::int64_t>> long_in_chunk(static_cast<std::size_t>(chunks));
+    parallel_chunks(p, L.M, grain, [&](std::int64_t lo, std::int64_t hi) {
         const state_array<State> st = make_states<State>(width);
         for (std::int64_t s = lo; s < hi; ++s) {
-            if (any_long && is_long[static_cast<std::size_t>(s)]) continue;
-            fold(st.get(), L.begin(s), L.end(s));
-            emit(s, st.get(), L.end(s) - L.begin(s));
+            const std::int64_t b = L.begin(s), e = L.end(s);
+            if (e - b > piece) {
+                long_in_chunk[static_cast<std::size_t>(lo / grain)].push_back(s);
+                continue;
+            }
+            folder.fold(st.get(), b, e, L.perm);
+            emit(s, st.get(), e - b);
         }
     });
-    if (!any_long) return;
+    std::vector<std::int64_t> long_segments;
+    for (const auto& v : long_in_chunk) long_segments.insert(long_segments.end(), v.begin(), v.end());
+    if (long_segments.empty()) return;
 
     // Long segments: one partial state row per piece, then an ordered merge.
     std::vector<std::int64_t> first_piece(long_segments.size() + 1, 0);
@@ -86,18 +82,19 @@ void reduce_segments(const host_policy& p, const layout& L, std::int64_t width, 
     const state_array<State> partial = make_states<State>(pieces * width);
     std::vector<std::int64_t> owner(static_cast<std::size_t>(pieces));
     for (std::size_t j = 0; j < long_segments.size(); ++j)
-        for (std::int64_t q = first_piece[j]; q < first_piece[j + 1]; ++q) owner[static_cast<std::size_t>(q)] =
-            static_cast<std::int64_t>(j);
+        for (std::int64_t q = first_piece[j]; q < first_piece[j + 1]; ++q)
+            owner[static_cast<std::size_t>(q)] = static_cast<std::int64_t>(j);
     parallel_chunks(p, pieces, 1, [&](std::int64_t q, std::int64_t) {
         const std::size_t j = static_cast<std::size_t>(owner[static_cast<std::size_t>(q)]);
         const std::int64_t b = L.begin(long_segments[j]) + (q - first_piece[j]) * piece;
         const std::int64_t e = std::min(b + piece, L.end(long_segments[j]));
-        fold(partial.get() + q * width, b, e);
+        folder.fold(partial.get() + q * width, b, e, L.perm);
     });
     parallel_chunks(p, static_cast<std::int64_t>(long_segments.size()), 1, [&](std::int64_t j, std::int64_t) {
-        State* acc = partial.get() + first_piece[static_cast<std::size_t>(j)] * width;
-        for (std::int64_t q = first_piece[static_cast<std::size_t>(j)] + 1; q < first_piece[static_cast<std::size_t>(j) + 1]; ++q)
-            for (std::int64_t f = 0; f < width; ++f) combine(acc[f], partial[static_cast<std::size_t>(q * width + f)]);
+        const std::int64_t q0 = first_piece[static_cast<std::size_t>(j)], q1 = first_piece[static_cast<std::size_t>(j) + 1];
+        State* acc = partial.get() + q0 * width;
+        for (std::int64_t q = q0 + 1; q < q1; ++q)
+            for (std::int64_t f = 0; f < width; ++f) folder.combine(acc[f], partial[static_cast<std::size_t>(q * width + f)]);
         const std::int64_t s = long_segments[static_cast<std::size_t>(j)];
         emit(s, acc, L.end(s) - L.begin(s));
     });

@@ -1,0 +1,143 @@
+// segred/host/detail/sorted_runs.hpp -- sorted ids reduced as runs of equal
+// ids (a reduce-by-key), straight from the ids: no starts array is built.
+//
+// Rows are cut into fixed chunks (their size depends on the width only). A
+// chunk folds every run it holds in row order and emits the segments that
+// start and end inside it, plus the empty segments in the id gaps before its
+// runs. A run that crosses a chunk boundary leaves one partial state per chunk
+// it touches; those are combined afterwards in chunk order. So a segment's
+// bits depend on where the fixed chunk boundaries fall, never on the thread
+// count, and one giant segment still spreads over every thread.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "parallel.hpp"
+#include "segment_loops.hpp"
+
+namespace segred {
+namespace host_detail {
+
+// ids must be sorted and in [0, M) (checked, or promised by unchecked).
+// F is a row folder (row_fold.hpp): fold(st, k0, k1) folds rows [k0, k1)
+// into fresh states st[0..width), combine(a, b) merges two states.
+template <class F, class I, class Emit>
+void reduce_sorted_runs(const host_policy& p, const I* ids, std::int64_t n, std::int64_t M, std::int64_t width,
+                        const F& folder, Emit&& emit) {
+    using State = typename F::state;
+    if (M <= 0) return;
+    const std::int64_t chunk = piece_rows(width);
+    const std::int64_t chunks = (n + chunk - 1) / chunk;
+    auto id = [&](std::int64_t k) { return static_cast<std::int64_t>(ids[k]); };
+    // The first row in [k, hi) whose id is not s (id(k) == s): a short
+    // linear probe for short runs, then gallop while whole windows hold s and
+    // bisect the last window, so long runs are found without touching every id.
+    auto run_end = [&](std::int64_t k, std::int64_t hi, std::int64_t s) {
+        const std::int64_t probe_end = std::min(k + 8, hi);
+        for (++k; k < probe_end; ++k)
+            if (id(k) != s) return k;
+        if (k == hi || id(k) != s) return k;
+        std::int64_t step = 16;
+        while (k + step <= hi && id(k + step - 1) == s) {
+            k += step;
+            step = std::min<std::int64_t>(step * 2, std::int64_t(1) << 12);
+        }
+        std::int64_t lim = std::min(k + step, hi);
+        while (k < lim) {
+            const std::int64_t mid = k + (lim - k) / 2;
+            if (id(mid) == s)
+                k = mid + 1;
+            else
+                lim = mid;
+        }
+        return k;
+    };
+    // Fold the run of id s that starts at row b into dst; returns the row
+    // after it (or hi). A short one-column run is folded as it is scanned,
+    // so one-row segments cost one pass over their row.
+    auto fold_run = [&](State* dst, std::int64_t b, std::int64_t hi, std::int64_t s) {
+        if (width == 1 && !(b + 16 <= hi && id(b + 15) == s)) {
+            State a = folder.init();
+            std::int64_t k = b;
+            do {
+                folder.update_one(a, k);
+                ++k;
+            } while (k < hi && id(k) == s);
+            dst[0] = a;
+            return k;
+        }
+        const std::int64_t k = run_end(b, hi, s);
+        folder.fold(dst, b, k);
+        return k;
+    };
+    auto emit_empty = [&](State* st, std::int64_t s0, std::int64_t s1) {  // segments [s0, s1) have no rows
+        for (std::int64_t s = s0; s < s1; ++s) {
+            folder.fold(st, 0, 0);
+            emit(s, st, 0);
+        }
+    };
+    if (chunks == 0) {
+        parallel_chunks(p, M, std::int64_t(1) << 12, [&](std::int64_t lo, std::int64_t hi) {
+            const state_array<State> st = make_states<State>(width);
+            emit_empty(st.get(), lo, hi);
+        });
+        return;
+    }
+
+    // Per chunk: the partial state of the run it starts with, when that run
+    // began in an earlier chunk (head), and of the run it ends with, when that
+    // run goes on into the next chunk (tail). A chunk inside one run has only
+    // a head, which covers all of it.
+    const state_array<State> head = make_states<State>(chunks * width);
+    const state_array<State> tail = make_states<State>(chunks * width);
+    std::vector<std::int64_t> head_end(static_cast<std::size_t>(chunks), -1);  // row after the head run
+    std::vector<std::int64_t> tail_begin(static_cast<std::size_t>(chunks), -1);  // first row of the tail run
+    parallel_chunks(p, chunks, 1, [&](std::int64_t c, std::int64_t) {
+        const std::int64_t lo = c * chunk, hi = std::min(n, lo + chunk);
+        const state_array<State> st = make_states<State>(width);
+        std::int64_t k = lo;
+        if (lo > 0 && id(lo) == id(lo - 1)) {
+            const std::int64_t s = id(lo);
+            k = fold_run(head.get() + c * width, lo, hi, s);
+            head_end[static_cast<std::size_t>(c)] = k;
+            if (k < hi) emit_empty(st.get(), s + 1, id(k));
+        } else {
+            emit_empty(st.get(), lo == 0 ? 0 : id(lo - 1) + 1, id(lo));
+        }
+        while (k < hi) {
+            const std::int64_t s = id(k), b = k;
+            k = fold_run(st.get(), b, hi, s);
+            if (k == hi && hi < n && id(hi) == s) {  // goes on into the next chunk
+                std::copy(st.get(), st.get() + width, tail.get() + c * width);
+                tail_begin[static_cast<std::size_t>(c)] = b;
+                break;
+            }
+            emit(s, st.get(), k - b);
+            if (k < hi) emit_empty(st.get(), s + 1, id(k));
+        }
+        if (hi == n) emit_empty(st.get(), id(n - 1) + 1, M);
+    });
+
+    // Runs that cross chunk boundaries: their tail, then each later chunk's
+    // head, in chunk order, for as long as the run goes on.
+    std::vector<std::int64_t> crossing;
+    for (std::int64_t c = 0; c < chunks; ++c)
+        if (tail_begin[static_cast<std::size_t>(c)] >= 0) crossing.push_back(c);
+    parallel_chunks(p, static_cast<std::int64_t>(crossing.size()), 1, [&](std::int64_t j, std::int64_t) {
+        const std::int64_t c0 = crossing[static_cast<std::size_t>(j)];
+        const std::int64_t first = tail_begin[static_cast<std::size_t>(c0)], s = id(first);
+        State* acc = tail.get() + c0 * width;
+        std::int64_t end = first;
+        for (std::int64_t c = c0 + 1; c < chunks; ++c) {
+            for (std::int64_t f = 0; f < width; ++f) folder.combine(acc[f], head[static_cast<std::size_t>(c * width + f)]);
+            end = head_end[static_cast<std::size_t>(c)];
+            if (end == n || end < (c + 1) * chunk || id(end) != s) break;
+        }
+        emit(s, acc, end - first);
+    });
+}
+
+} // namespace host_detail
+} // namespace segred

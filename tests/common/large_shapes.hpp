@@ -1,0 +1,133 @@
+// Large inputs against the reference, shared by the host and CUDA tests: the
+// loop shapes that small random trials never reach.
+//
+// Host: unsorted ids and subscripts take a blocked scatter when segments are
+// few (rows > 4 blocks of max(65536/width, 8M)) and owned id ranges when they
+// are many; sorted ids are reduced as runs cut at chunks of 65536/width rows.
+// GPU: sorted forms of one column are reduced in tiles of 4096 rows whose
+// crossing runs are joined by a second kernel. So the inputs hold runs that
+// cross many chunks/tiles (a giant segment), a segment that ends exactly on a
+// boundary, empty ids in a gap at a boundary, empty segments first and last,
+// and rows outside every offset.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "reduce_harness.hpp"
+#include "test_util.hpp"
+
+namespace segtest {
+
+// Reducers with every kind of state: a scalar, a (value, row) pair, a
+// (sum, count) pair, an integer count, and logsumexp's (max, sum). Each runs
+// with fresh random options; make(corrupt) builds the input, with bad
+// indices when corrupt (only then is the bounds policy drop).
+template <form F, class T, class I, class Policies, class Mem>
+void large_every_state(segref::rng& g, const Policies& policies, const Mem& mem,
+                       const std::function<seg_input<I>(bool corrupt)>& make) {
+    using segref::op;
+    auto run = [&](auto reducer, op o, auto out_tag) {
+        using O = decltype(out_tag);
+        trial_config c = random_config<F, T, O>(g, o);
+        const seg_input<I> s = make(c.bounds == segred::bounds_policy::drop);
+        std::vector<T> values = segref::random_values<T>(g, s.n * c.width, c.kind);
+        if (c.nan)
+            for (T& v : values)
+                if (segref::coin(g, 0.001)) v = std::numeric_limits<T>::quiet_NaN();
+        for (std::size_t k = 0; k < policies.size(); ++k) {
+            SCOPED_TRACE(std::string(segref::name(o)) + ", policy " + std::to_string(k) + ": " + c.describe() + "; " +
+                         s.describe());
+            check_reduce<F, T, I, O>(policies[k], reducer, o, 0, c, s, values, g, mem);
+        }
+    };
+    run(segred::sum{}, op::sum, T{});
+    run(segred::max{}, op::max, T{});
+    run(segred::argmin{}, op::argmin, std::int64_t{});
+    run(segred::mean{}, op::mean, T{});
+    run(segred::count{}, op::count, std::int64_t{});
+    run(segred::logsumexp{}, op::logsumexp, T{});
+}
+
+// n ids in [0, M): 30% on one hot id, the first 0 and the last M-1; with
+// corrupt, 1% out of range.
+template <class I>
+seg_input<I> large_unsorted(segref::rng& g, i64 n, i64 M, bool corrupt) {
+    seg_input<I> s;
+    s.kind = form::ids;
+    s.n = n;
+    s.M = M;
+    s.idx = segref::random_ids<I>(g, n, 0, M - 1);
+    for (I& v : s.idx) {
+        if (segref::coin(g, 0.3)) v = I(M / 2);
+        if (corrupt && segref::coin(g, 0.01)) v = static_cast<I>(segref::coin(g, 0.5) ? -1 : M);
+    }
+    s.idx.front() = I(0);
+    s.idx.back() = static_cast<I>(M - 1);
+    return s;
+}
+
+template <class I>
+seg_input<I> large_subscripts(segref::rng& g, i64 n, const std::vector<i64>& shape, bool corrupt) {
+    seg_input<I> s;
+    s.kind = form::subscripts;
+    s.n = n;
+    s.shape = shape;
+    s.M = segref::shape_product(shape);
+    s.idx = segref::random_subscripts<I>(g, s.n, shape, corrupt ? 0.01 : 0.0);
+    return s;
+}
+
+// About 300000 rows of segments: two empty first, a segment ending exactly at
+// row 65536, an empty id in the gap there, 1500 short ones (30% empty), a
+// giant one of 200000 rows, 1500 more short ones, two empty last.
+inline std::vector<i64> large_lengths(segref::rng& g) {
+    std::vector<i64> len = {0, 0, 5, 65536 - 5, 0};
+    const std::vector<i64> small = segref::random_lengths(g, 3000, 30, 0.3);
+    len.insert(len.end(), small.begin(), small.begin() + 1500);
+    len.push_back(0);
+    len.push_back(200000);
+    len.insert(len.end(), small.begin() + 1500, small.end());
+    len.push_back(0);
+    len.push_back(0);
+    return len;
+}
+
+// The sorted form F over large_lengths: offsets with 3 rows before the first
+// segment and 4 after the last; corrupt: a bad index that drop must handle.
+template <form F, class I>
+seg_input<I> large_sorted(segref::rng& g, bool corrupt) {
+    const std::vector<i64> len = large_lengths(g);
+    seg_input<I> s;
+    s.kind = F;
+    s.M = static_cast<i64>(len.size());
+    if constexpr (F == form::sorted_ids) {
+        s.idx = segref::sorted_ids_from_lengths<I>(len);
+        s.n = static_cast<i64>(s.idx.size());
+        if (corrupt)  // under drop an unsorted id turns the input into plain ids
+            s.idx[static_cast<std::size_t>(segref::uniform_int(g, 0, s.n - 1))] = static_cast<I>(s.M + 1);
+    } else if constexpr (F == form::offsets) {
+        s.idx = segref::offsets_from_lengths<I>(len, 3);
+        s.n = static_cast<i64>(s.idx.back()) + 4;
+        if (corrupt) s.idx[7] = static_cast<I>(s.n + 2);
+    } else {
+        s.idx.assign(len.begin(), len.end());
+        s.n = segref::total(len);
+        if (corrupt) s.idx[9] = I(-2);
+    }
+    return s;
+}
+
+inline seg_input<std::int32_t> large_fixed(i64 size, i64 M) {
+    seg_input<std::int32_t> s;
+    s.kind = form::fixed;
+    s.fixed_size = size;
+    s.M = M;
+    s.n = size * M;
+    return s;
+}
+
+} // namespace segtest

@@ -1,0 +1,68 @@
+// Large inputs on the host at 1 and 2 threads against the reference (the
+// shapes are described in common/large_shapes.hpp).
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <segred/segred.hpp>
+
+#include "common/large_shapes.hpp"
+
+namespace {
+
+using segtest::form;
+using segtest::i64;
+
+template <class P>
+class ReduceLargeShapes : public ::testing::Test {};
+TYPED_TEST_SUITE(ReduceLargeShapes, segtest::float_value_pairs, segtest::vi_names);
+
+const std::vector<segred::host_policy> policies = {segred::host.threads(1), segred::host.threads(2)};
+
+TYPED_TEST(ReduceLargeShapes, UnsortedIdsFewSegmentsBlocked) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    segtest::large_every_state<form::ids, T, I>(g, policies, segtest::host_memory{}, [&](bool corrupt) {
+        return segtest::large_unsorted<I>(g, 300000, 29, corrupt);
+    });
+}
+
+TYPED_TEST(ReduceLargeShapes, UnsortedIdsManySegmentsOwnedRanges) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (i64 M : {70001, 130})
+        segtest::large_every_state<form::ids, T, I>(g, policies, segtest::host_memory{}, [&](bool corrupt) {
+            return segtest::large_unsorted<I>(g, M == 130 ? 1000 : 200000, M, corrupt);
+        });
+}
+
+TYPED_TEST(ReduceLargeShapes, SubscriptsBothShapes) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (std::vector<i64> shape : {std::vector<i64>{7, 9}, std::vector<i64>{300, 401}})
+        segtest::large_every_state<form::subscripts, T, I>(g, policies, segtest::host_memory{}, [&](bool corrupt) {
+            return segtest::large_subscripts<I>(g, 300000, shape, corrupt);
+        });
+}
+
+TYPED_TEST(ReduceLargeShapes, SortedFormsAcrossChunks) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    const segtest::host_memory mem;
+    segtest::large_every_state<form::sorted_ids, T, I>(
+        g, policies, mem, [&](bool corrupt) { return segtest::large_sorted<form::sorted_ids, I>(g, corrupt); });
+    segtest::large_every_state<form::offsets, T, I>(
+        g, policies, mem, [&](bool corrupt) { return segtest::large_sorted<form::offsets, I>(g, corrupt); });
+    segtest::large_every_state<form::lengths, T, I>(
+        g, policies, mem, [&](bool corrupt) { return segtest::large_sorted<form::lengths, I>(g, corrupt); });
+    for (i64 size : {70000, 3})
+        segtest::large_every_state<form::fixed, T, std::int32_t>(
+            g, policies, mem, [&](bool) { return segtest::large_fixed(size, 300000 / size); });
+}
+
+} // namespace
