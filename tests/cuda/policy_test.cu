@@ -125,10 +125,11 @@ TEST_F(CudaPolicy, BadInputThrowsAndWritesNothing) {
 TEST_F(CudaPolicy, CudaErrorsAreReportedOnce) {
     auto d_ids = mem.to_device(std::vector<std::int32_t>{0, 1});
     try {
-        // 2^40 bins: the temporary counts cannot be allocated.
+        // 2^40 bins: the temporary counts cannot be allocated (a fill of -1
+        // keeps bincount off the path that adds straight into out).
         segred::bincount(segred::cuda::par, segred::rows(d_ids.data(), 2),
                          segred::rows(static_cast<std::int64_t*>(nullptr) + 1, std::int64_t(1) << 40),
-                         segred::options{}.bounds(segred::bounds_policy::drop));
+                         segred::options{}.bounds(segred::bounds_policy::drop).fill(-1.0));
         ADD_FAILURE() << "no cuda_error";
     } catch (const segred::cuda_error& e) {
         EXPECT_NE(std::string(e.what()).find("cudaMallocAsync"), std::string::npos) << e.what();

@@ -17,9 +17,11 @@
 #include "../core/options.hpp"
 #include "../core/reducers.hpp"
 #include "../core/views.hpp"
+#include "detail/extremum_scatter.cuh"
 #include "detail/layout.cuh"
 #include "detail/reduce_layout.cuh"
 #include "detail/scatter_kernels.cuh"
+#include "detail/tile_reduce.cuh"
 #include "detail/validate.cuh"
 #include "policy.cuh"
 
@@ -27,32 +29,57 @@ namespace segred {
 namespace cuda {
 namespace detail {
 
+// Whether the scatter can add straight into out: the reducer's total is the
+// output itself and an empty segment's output is 0, exactly what the adds
+// leave there (with accumulate, an empty segment keeps out, as adding nothing
+// does).
+template <class T, class O, class R>
+bool scatters_into_out(const rows_view<O>& out, const options& opts) {
+    using A = segred::detail::accum_t<T>;
+    constexpr bool sum_into_total = std::is_same<R, segred::sum>::value && std::is_same<O, A>::value;
+    constexpr bool count_into_int64 = std::is_same<R, segred::count>::value && std::is_same<O, std::int64_t>::value;
+    if (!(sum_into_total || (count_into_int64 && out.width == 1)) || opts.counts_out) return false;
+    return opts.accumulate_into || opts.fill_mode == fill_kind::zero || opts.fill_mode == fill_kind::identity ||
+           (opts.fill_mode == fill_kind::constant && opts.fill_value == 0.0);
+}
+
 template <class T, class O, class R, class SegOf>
 void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std::int64_t M, rows_view<O> out,
                     const R& r, const options& opts) {
     using A = segred::detail::accum_t<T>;
     constexpr bool sums = !std::is_same<R, segred::count>::value;
     const std::int64_t F = out.width;
-    temp_buffer<A> acc(p, sums ? M * F : 0);
-    temp_buffer<unsigned long long> counts(p, M);
-    if (sums) SEGRED_CUDA_CHECK(cudaMemsetAsync(acc.get(), 0, static_cast<std::size_t>(M * F) * sizeof(A), p.stream));
-    SEGRED_CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, static_cast<std::size_t>(M) * sizeof(unsigned long long),
-                                      p.stream));
+    const bool direct = scatters_into_out<T, O, R>(out, opts);
+    temp_buffer<A> acc(p, sums && !direct ? M * F : 0);
+    temp_buffer<unsigned long long> counts(p, direct ? 0 : M);
+    A* acc_ptr = acc.get();
+    unsigned long long* counts_ptr = counts.get();
+    if (direct) {
+        acc_ptr = sums ? reinterpret_cast<A*>(out.data) : nullptr;
+        counts_ptr = sums ? nullptr : reinterpret_cast<unsigned long long*>(out.data);
+        if (!opts.accumulate_into)
+            SEGRED_CUDA_CHECK(cudaMemsetAsync(out.data, 0, static_cast<std::size_t>(out.size()) * sizeof(O), p.stream));
+    } else {
+        if (sums)
+            SEGRED_CUDA_CHECK(cudaMemsetAsync(acc_ptr, 0, static_cast<std::size_t>(M * F) * sizeof(A), p.stream));
+        SEGRED_CUDA_CHECK(cudaMemsetAsync(counts_ptr, 0, static_cast<std::size_t>(M) * sizeof(unsigned long long),
+                                          p.stream));
+    }
     const std::int64_t work = scatter_work(values.n, F);
     const std::size_t shared_bytes =
         static_cast<std::size_t>(sums ? M * F : 0) * sizeof(A) + static_cast<std::size_t>(M) * sizeof(unsigned long long);
     if (values.n > 0) {
         if (shared_bytes <= shared_accumulator_bytes) {
             scatter_shared_kernel<sums, T, A><<<grid_for(work), block_threads, shared_bytes, p.stream>>>(
-                values, seg_of, M, F, acc.get(), counts.get());
+                values, seg_of, M, F, acc_ptr, counts_ptr);
         } else {
             scatter_global_kernel<sums, T, A><<<grid_for(work), block_threads, 0, p.stream>>>(values, seg_of, F,
-                                                                                            acc.get(), counts.get());
+                                                                                            acc_ptr, counts_ptr);
         }
         SEGRED_CUDA_CHECK(cudaGetLastError());
     }
-    finish_scatter_kernel<T><<<grid_for(M * F), block_threads, 0, p.stream>>>(acc.get(), counts.get(), M, out, r,
-                                                                              opts);
+    if (direct) return;
+    finish_scatter_kernel<T><<<grid_for(M * F), block_threads, 0, p.stream>>>(acc_ptr, counts_ptr, M, out, r, opts);
     SEGRED_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -62,23 +89,52 @@ template <class T, class Seg, class O, class R>
 void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> values, const Seg& seg,
                          rows_view<O> out, const R& r, const options& opts) {
     constexpr bool unsorted = Seg::kind == segment_kind::ids || Seg::kind == segment_kind::subscripts;
-    if constexpr (unsorted && detail::is_atomic_reducer<R>::value) {
-        if (!opts.deterministic_mode) {
+    if constexpr (unsorted) {
+        // Atomic paths: sum/mean/count unless deterministic is asked for (float
+        // adds land in any order); min/max and their args always (the packed
+        // key's maximum does not depend on the order).
+        const bool adds = detail::is_atomic_reducer<R>::value && !opts.deterministic_mode;
+        const bool extremum = detail::extremum_scatter_fits<T, R>(values, opts);
+        if (adds || extremum) {
+            std::int64_t M = 0;
             if constexpr (Seg::kind == segment_kind::ids) {
                 if (opts.bounds_mode == bounds_policy::check) detail::check_ids(p, fn, "ids", seg.ptr, values.n, seg.M);
-                detail::scatter_reduce(p, values, detail::segment_of_row<Seg>{seg}, seg.M, out, r, opts);
+                M = seg.M;
             } else {
                 if (opts.bounds_mode == bounds_policy::check) detail::check_subscripts(p, fn, seg, values.n);
-                detail::scatter_reduce(p, values, detail::segment_of_row<Seg>{seg}, seg.num_segments(), out, r, opts);
+                M = seg.num_segments();
+            }
+            if constexpr (detail::is_atomic_reducer<R>::value) {
+                detail::scatter_reduce(p, values, detail::segment_of_row<Seg>{seg}, M, out, r, opts);
+            } else if constexpr (detail::extremum_scatter_applies<T, R>()) {
+                detail::extremum_scatter(p, values, detail::segment_of_row<Seg>{seg}, M, out, r, opts);
             }
             return;
         }
     }
+    // One-column rows of sorted forms: the row-parallel tile reduction.
+    const bool one_column = values.width == 1 && out.width == 1 && values.n > 0;
+    if constexpr (Seg::kind == segment_kind::sorted_ids) {
+        if (one_column && opts.bounds_mode != bounds_policy::drop) {
+            if (opts.bounds_mode == bounds_policy::check) detail::check_sorted_ids(p, fn, seg, values.n);
+            using I = typename Seg::index_type;
+            detail::tile_reduce<I>(p, values, detail::id_keys<I>{seg.ptr}, seg.M, out, r, opts);
+            return;
+        }
+    }
     if constexpr (Seg::kind == segment_kind::fixed) {
+        if (one_column && seg.size > 0) {
+            detail::tile_reduce<int>(p, values, detail::fixed_keys{seg.size, seg.M}, seg.M, out, r, opts);
+            return;
+        }
         // Fixed segments need no layout in memory: starts are s * size.
         detail::reduce_positions(p, values, detail::fixed_starts{seg.size}, nullptr, seg.M, out, r, opts);
     } else {
         const detail::device_layout L = detail::build_layout(p, fn, seg, values.n, opts.bounds_mode);
+        if (one_column && L.perm == nullptr && L.M > 0) {
+            detail::tile_reduce<int>(p, values, detail::start_keys{L.starts, L.M}, L.M, out, r, opts);
+            return;
+        }
         detail::reduce_layout(p, values, L, out, r, opts);
     }
 }

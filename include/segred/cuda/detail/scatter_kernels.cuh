@@ -8,8 +8,13 @@
 // each thread walks 64 consecutive rows of one column (threads side by side
 // over columns, coalesced) and adds each run of equal ids once. When the
 // accumulators fit in shared memory, each block accumulates privately there
-// and adds its totals to global memory once. Atomic float addition makes the last bits order-dependent: the
-// `deterministic` option takes the sorted path instead.
+// and adds its totals to global memory once. Atomic float addition makes the
+// last bits order-dependent: the `deterministic` option takes the sorted path
+// instead.
+//
+// When an empty segment's output is 0 anyway (sum into its own accumulator
+// type, or count into int64, with a zero fill and no counts out), the adds go
+// straight into out: no accumulator, count array or finishing pass.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -159,7 +164,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     scatter_global_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t F, A* acc, unsigned long long* counts) {
     scatter_all<Sums, T, A>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
         if (Sums) atomic_add(acc + k * F + f, a);
-        if (f == 0) atomicAdd(counts + k, static_cast<unsigned long long>(c));
+        if (f == 0 && counts) atomicAdd(counts + k, static_cast<unsigned long long>(c));
     });
 }
 
@@ -183,7 +188,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     __syncthreads();
     for (std::int64_t e = threadIdx.x; e < cells; e += blockDim.x)
         if (sacc[e] != A(0)) atomic_add(acc + e, sacc[e]);
-    for (std::int64_t e = threadIdx.x; e < M; e += blockDim.x)
+    for (std::int64_t e = threadIdx.x; e < M && counts; e += blockDim.x)
         if (scnt[e] != 0) atomicAdd(counts + e, scnt[e]);
 }
 

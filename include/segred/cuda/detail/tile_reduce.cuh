@@ -1,0 +1,318 @@
+// segred/cuda/detail/tile_reduce.cuh -- sorted segments of one-column rows
+// reduced row-parallel: a reduce-by-key over fixed tiles of rows.
+//
+// The segment-centric kernel (reduce_kernels.cuh) gives each segment a lane
+// or a warp, so its speed depends on the length distribution. Here every
+// block takes the same 4096 rows whatever the segments are: each thread folds
+// 16 consecutive rows run by run, a block-wide segmented scan joins the runs
+// that cross threads, and the thread holding a segment's last row writes it.
+// Runs that cross a tile boundary leave partial states (a tile's head and
+// tail); a second kernel joins them, one warp per crossing run, in tile
+// order. Tiles, per-thread folds and the joins all have fixed shapes, so the
+// result is the same on every run.
+//
+// Row keys are the segment of each row, non-decreasing: sorted ids as they
+// are, fixed segments by division, starts by a search for each thread's first
+// row and a walk after it. Keys outside [0, M) mark rows in no segment (before
+// the first offset, after the last). Segments whose ids no row has are empty:
+// the thread that sees the gap between two keys writes them.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include <cstdint>
+
+#include "../../core/finalize.hpp"
+#include "../../core/options.hpp"
+#include "../../core/reducers.hpp"
+#include "../../core/views.hpp"
+#include "launch.cuh"
+#include "reduce_kernels.cuh"
+#include "temp_buffer.cuh"
+
+namespace segred {
+namespace cuda {
+namespace detail {
+
+constexpr int tile_threads = 256;
+constexpr int tile_items = 16;  // consecutive rows per thread
+constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items;
+
+// Keys of sorted ids: loaded with the values.
+template <class I>
+struct id_keys {
+    using index_type = I;
+    static constexpr bool loaded = true;
+    const I* ids;
+};
+
+// Keys computed from the row: fixed segments (size > 0) or starts[M + 1].
+struct fixed_keys {
+    static constexpr bool loaded = false;
+    std::int64_t size;
+    std::int64_t M;
+    __device__ std::int64_t first(std::int64_t row) const {
+        const std::int64_t s = row / size;
+        return s < M ? s : M;
+    }
+    __device__ std::int64_t next(std::int64_t, std::int64_t row) const { return first(row); }
+};
+
+struct start_keys {
+    static constexpr bool loaded = false;
+    const std::int64_t* starts;
+    std::int64_t M;
+    // -1 before starts[0]; M at or after starts[M]; else the segment holding
+    // row (the last of several equal starts, so never an empty one).
+    __device__ std::int64_t first(std::int64_t row) const {
+        if (row < starts[0]) return -1;
+        return last_at_most(starts, M, row);
+    }
+    __device__ std::int64_t next(std::int64_t key, std::int64_t row) const {
+        if (key < 0) {
+            if (row < starts[0]) return -1;
+            key = 0;
+        }
+        while (key < M && starts[key + 1] <= row) ++key;
+        return key;
+    }
+};
+
+// A tile's partial states: the part of its first run when that run began in
+// an earlier tile (head; `passes` when it also goes on past the tile), and
+// its last run when that run began inside the tile and goes on (tail).
+template <class S>
+struct tile_carry {
+    S head;
+    S tail;
+    std::int64_t head_rows;
+    std::int64_t tail_rows;
+    std::int64_t tail_key;  // -1: no tail
+    int passes;
+};
+
+// One thread's stretch of runs in the block-wide scan: its last run's state
+// and rows, and whether that run began inside the thread (reset).
+template <class S>
+struct run_part {
+    S st;
+    std::int64_t rows;
+    bool reset;
+};
+
+template <class R>
+struct join_runs {
+    R r;
+    template <class S>
+    __device__ run_part<S> operator()(const run_part<S>& a, const run_part<S>& b) const {
+        if (b.reset) return b;
+        run_part<S> c = a;
+        r.combine(c.st, b.st);
+        c.rows += b.rows;
+        return c;
+    }
+};
+
+inline namespace SEGRED_ABI_NS {
+
+template <class T, class O, class R>
+__device__ void write_empty_range(const R& r, const options& opts, const rows_view<O>& out, std::int64_t M,
+                                  std::int64_t after, std::int64_t before) {
+    using S = state_t<R, T>;
+    const std::int64_t s0 = after + 1 > 0 ? after + 1 : 0, s1 = before < M ? before : M;
+    for (std::int64_t s = s0; s < s1; ++s) write_segment<T>(r, opts, out, s, 0, S(r.template init<T>()), 0);
+}
+
+template <class T>
+using tile_load = cub::BlockLoad<T, tile_threads, tile_items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+
+// The tile's values and keys, each thread's 16 consecutive rows in its
+// registers (loaded coalesced, transposed through shared memory). Rows past
+// the input get key M.
+template <class T, class I, class Keys, class Temp>
+__device__ void load_tile(const T* values, Keys keys, std::int64_t M, std::int64_t lo, int valid, T (&v)[tile_items],
+                          std::int64_t (&k)[tile_items], Temp& temp) {
+    tile_load<T>(temp.values).Load(values + lo, v, valid, T{});
+    if constexpr (Keys::loaded) {
+        __syncthreads();  // the keys reuse the values' shared memory
+        I raw[tile_items];
+        tile_load<I>(temp.keys).Load(keys.ids + lo, raw, valid, I(0));
+        for (int i = 0; i < tile_items; ++i)
+            k[i] = int(threadIdx.x) * tile_items + i < valid ? static_cast<std::int64_t>(raw[i]) : M;
+    } else {
+        const std::int64_t row0 = lo + std::int64_t(threadIdx.x) * tile_items;
+        for (int i = 0; i < tile_items; ++i)
+            k[i] = int(threadIdx.x) * tile_items + i >= valid ? M : i == 0 ? keys.first(row0) : keys.next(k[i - 1], row0 + i);
+    }
+}
+
+template <class I, class Keys>
+__device__ std::int64_t key_at(Keys keys, std::int64_t row) {
+    if constexpr (Keys::loaded) {
+        return static_cast<std::int64_t>(keys.ids[row]);
+    } else {
+        return keys.first(row);
+    }
+}
+
+template <class T, class O, class R, class S, class I, class Keys>
+SEGRED_KERNEL void __launch_bounds__(tile_threads)
+    tile_reduce_kernel(rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, R r, options opts,
+                       tile_carry<S>* carry) {
+    using scan = cub::BlockScan<run_part<S>, tile_threads>;
+    __shared__ union {
+        union {
+            typename tile_load<T>::TempStorage values;
+            typename tile_load<I>::TempStorage keys;
+        } load;
+        typename scan::TempStorage scan;
+    } smem;
+    __shared__ std::int64_t first_key[tile_threads], last_key[tile_threads];
+
+    const int t = threadIdx.x;
+    const std::int64_t n = values.n, tile = blockIdx.x, lo = tile * tile_rows;
+    const std::int64_t hi = lo + tile_rows < n ? lo + tile_rows : n;
+    const std::int64_t row0 = lo + std::int64_t(t) * tile_items;
+    T v[tile_items];
+    std::int64_t k[tile_items];
+    load_tile<T, I>(values.data, keys, M, lo, static_cast<int>(hi - lo), v, k, smem.load);
+    first_key[t] = k[0];
+    last_key[t] = k[tile_items - 1];
+    __syncthreads();
+    // Keys of the rows just before and just after this thread's rows.
+    const std::int64_t prev = t > 0 ? last_key[t - 1] : lo > 0 ? key_at<I>(keys, lo - 1) : -1;
+    const std::int64_t next = t + 1 < tile_threads ? first_key[t + 1] : hi < n ? key_at<I>(keys, hi) : M;
+    auto in_range = [M](std::int64_t key) { return key >= 0 && key < M; };
+
+    // Fold this thread's runs. Inner runs are complete and written now; the
+    // first run (head) and the last one go through the block scan.
+    if (k[0] != prev) write_empty_range<T>(r, opts, out, M, prev, k[0]);
+    S st = r.template init<T>(), head = st;
+    std::int64_t rows = 0, head_rows = 0;
+    bool multi = false;
+    for (int i = 0; i < tile_items; ++i) {
+        if (i > 0 && k[i] != k[i - 1]) {
+            if (!multi) {
+                head = st;
+                head_rows = rows;
+                multi = true;
+            } else if (in_range(k[i - 1])) {
+                write_segment<T>(r, opts, out, k[i - 1], 0, st, rows);
+            }
+            write_empty_range<T>(r, opts, out, M, k[i - 1], k[i]);
+            st = r.template init<T>();
+            rows = 0;
+        }
+        if (row0 + i < hi) {
+            r.update(st, v[i], row0 + i);
+            ++rows;
+        }
+    }
+    if (!multi) {
+        head = st;
+        head_rows = rows;
+    }
+    if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k[tile_items - 1], M);
+
+    // Join runs across threads: excl is what the run holding this thread's
+    // first row gathered in earlier threads of the tile.
+    const bool continues = k[0] == prev;
+    const run_part<S> mine{st, rows, multi || !continues};
+    run_part<S> excl, all;
+    __syncthreads();  // the load's shared memory is reused by the scan
+    scan(smem.scan).ExclusiveScan(mine, excl, run_part<S>{S(r.template init<T>()), 0, false}, join_runs<R>{r}, all);
+    S first = head;
+    std::int64_t first_rows = head_rows;
+    if (continues) {
+        first = excl.st;
+        r.combine(first, head);
+        first_rows += excl.rows;
+    }
+    if ((multi || next != k[0]) && in_range(k[0])) {  // the first run ends in this thread
+        if (continues && !excl.reset) {                // ... but began in an earlier tile
+            carry[tile].head = first;
+            carry[tile].head_rows = first_rows;
+        } else {
+            write_segment<T>(r, opts, out, k[0], 0, first, first_rows);
+        }
+    }
+    if (multi && next != k[tile_items - 1] && in_range(k[tile_items - 1]))
+        write_segment<T>(r, opts, out, k[tile_items - 1], 0, st, rows);
+    if (t == tile_threads - 1) {
+        const bool goes_on = hi < n && next == k[tile_items - 1] && in_range(next);
+        carry[tile].tail_key = goes_on && all.reset ? next : -1;
+        carry[tile].passes = goes_on && !all.reset;
+        if (goes_on && all.reset) {
+            carry[tile].tail = all.st;
+            carry[tile].tail_rows = all.rows;
+        }
+        if (goes_on && !all.reset) {
+            carry[tile].head = all.st;
+            carry[tile].head_rows = all.rows;
+        }
+    }
+}
+
+// One warp per tile whose last run goes on: that run's tail, then the heads
+// of the tiles it passes through and of the tile where it ends, 32 tiles a
+// step, combined by a fixed tree within each step and in order across steps.
+template <class T, class O, class R, class S>
+SEGRED_KERNEL void __launch_bounds__(block_threads)
+    tile_join_kernel(std::int64_t tiles, rows_view<O> out, R r, options opts, const tile_carry<S>* carry) {
+    __shared__ S lanes[block_threads / 32][32];
+    __shared__ std::int64_t lane_rows[block_threads / 32][32];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const std::int64_t t0 = std::int64_t(blockIdx.x) * (block_threads / 32) + warp;
+    if (t0 >= tiles || carry[t0].tail_key < 0) return;
+    S acc = carry[t0].tail;
+    std::int64_t rows = carry[t0].tail_rows;
+    for (std::int64_t base = t0 + 1;; base += 32) {
+        const std::int64_t j = base + lane;
+        const bool exists = j < tiles;
+        const unsigned stops = __ballot_sync(0xffffffffu, !exists || !carry[j].passes);
+        const int last = stops ? __ffs(stops) - 1 : 31;  // the lanes up to `last` hold the run
+        const bool mine = exists && lane <= last;
+        lanes[warp][lane] = mine ? carry[j].head : S(r.template init<T>());
+        lane_rows[warp][lane] = mine ? carry[j].head_rows : 0;
+        __syncwarp();
+        for (int w = 16; w > 0; w /= 2) {
+            if (lane < w) {
+                r.combine(lanes[warp][lane], lanes[warp][lane + w]);
+                lane_rows[warp][lane] += lane_rows[warp][lane + w];
+            }
+            __syncwarp();
+        }
+        r.combine(acc, lanes[warp][0]);
+        rows += lane_rows[warp][0];
+        __syncwarp();
+        if (stops) break;
+    }
+    if (lane == 0) write_segment<T>(r, opts, out, carry[t0].tail_key, 0, acc, rows);
+}
+
+} // namespace SEGRED_ABI_NS
+
+// Reduce n > 0 one-column rows whose segments are given by row keys.
+template <class I, class T, class O, class R, class Keys>
+void tile_reduce(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, const R& r,
+                 const options& opts) {
+    using S = state_t<R, T>;
+    const std::int64_t tiles = (values.n + tile_rows - 1) / tile_rows;
+    temp_buffer<tile_carry<S>> carry(p, tiles);
+    tile_reduce_kernel<T, O, R, S, I><<<static_cast<unsigned>(tiles), tile_threads, 0, p.stream>>>(values, keys, M,
+                                                                                                out, r, opts,
+                                                                                                carry.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    if (tiles < 2) return;
+    const std::int64_t warps = block_threads / 32;
+    tile_join_kernel<T, O, R, S><<<static_cast<unsigned>((tiles + warps - 1) / warps), block_threads, 0, p.stream>>>(
+        tiles, out, r, opts, carry.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace segred

@@ -1,0 +1,51 @@
+// Large inputs on the GPU against the reference (the shapes are described in
+// common/large_shapes.hpp): every sorted form over runs that cross many
+// 4096-row tiles, and unsorted ids and subscripts at few and many segments.
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <segred/segred.hpp>
+
+#include "common/large_shapes.hpp"
+#include "cuda/cuda_test_util.cuh"
+
+namespace {
+
+using segtest::form;
+using segtest::i64;
+
+template <class P>
+class CudaLargeShapes : public segtest::CudaTest {};
+TYPED_TEST_SUITE(CudaLargeShapes, segtest::float_value_pairs, segtest::vi_names);
+
+const std::vector<segred::cuda::par_t> policies = {segred::cuda::par};
+
+TYPED_TEST(CudaLargeShapes, SortedForms) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    const segtest::device_memory mem;
+    segtest::large_every_state<form::sorted_ids, T, I>(
+        g, policies, mem, [&](bool corrupt) { return segtest::large_sorted<form::sorted_ids, I>(g, corrupt); });
+    segtest::large_every_state<form::offsets, T, I>(
+        g, policies, mem, [&](bool corrupt) { return segtest::large_sorted<form::offsets, I>(g, corrupt); });
+    segtest::large_every_state<form::lengths, T, I>(
+        g, policies, mem, [&](bool corrupt) { return segtest::large_sorted<form::lengths, I>(g, corrupt); });
+    for (i64 size : {5000, 3})
+        segtest::large_every_state<form::fixed, T, std::int32_t>(
+            g, policies, mem, [&](bool) { return segtest::large_fixed(size, 300000 / size); });
+}
+
+TYPED_TEST(CudaLargeShapes, UnsortedIds) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    const segtest::device_memory mem;
+    for (i64 M : {29, 70001})
+        segtest::large_every_state<form::ids, T, I>(
+            g, policies, mem, [&](bool corrupt) { return segtest::large_unsorted<I>(g, 300000, M, corrupt); });
+}
+
+} // namespace
