@@ -2,8 +2,9 @@
 // loop shapes that small random trials never reach.
 //
 // Host: unsorted ids and subscripts take a blocked scatter when segments are
-// few (rows > 4 blocks of max(65536/width, 8M)) and owned id ranges when they
-// are many; sorted ids are reduced as runs cut at chunks of 65536/width rows.
+// few (rows > 4 blocks of max(65536/width, 8M)), owned id ranges when they are
+// many but their states fit in 2 MB, and a stable partition by id range
+// beyond; sorted ids are reduced as runs cut at chunks of 65536/width rows.
 // GPU: sorted forms of one column are reduced in tiles of 4096 rows whose
 // crossing runs are joined by a second kernel. So the inputs hold runs that
 // cross many chunks/tiles (a giant segment), a segment that ends exactly on a

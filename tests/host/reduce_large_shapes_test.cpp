@@ -29,13 +29,15 @@ TYPED_TEST(ReduceLargeShapes, UnsortedIdsFewSegmentsBlocked) {
     });
 }
 
-TYPED_TEST(ReduceLargeShapes, UnsortedIdsManySegmentsOwnedRanges) {
+// Many segments: owned id ranges while the states fit in 2 MB of cache,
+// partitioned by id range (stably, values carried along) beyond.
+TYPED_TEST(ReduceLargeShapes, UnsortedIdsManySegments) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (i64 M : {70001, 130})
+    for (i64 M : {70001, 130, 600001})
         segtest::large_every_state<form::ids, T, I>(g, policies, segtest::host_memory{}, [&](bool corrupt) {
-            return segtest::large_unsorted<I>(g, M == 130 ? 1000 : 200000, M, corrupt);
+            return segtest::large_unsorted<I>(g, M == 130 ? 1000 : M == 600001 ? 300000 : 200000, M, corrupt);
         });
 }
 
@@ -43,7 +45,7 @@ TYPED_TEST(ReduceLargeShapes, SubscriptsBothShapes) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (std::vector<i64> shape : {std::vector<i64>{7, 9}, std::vector<i64>{300, 401}})
+    for (std::vector<i64> shape : {std::vector<i64>{7, 9}, std::vector<i64>{300, 401}, std::vector<i64>{800, 1000}})
         segtest::large_every_state<form::subscripts, T, I>(g, policies, segtest::host_memory{}, [&](bool corrupt) {
             return segtest::large_subscripts<I>(g, 300000, shape, corrupt);
         });

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../core/options.hpp"
 #include "../core/policy.hpp"
@@ -28,6 +29,17 @@ void reduce_layout(const host_policy& p, const layout& L, rows_view<const T> val
                     [&](std::int64_t s, S* st, std::int64_t rows) { write_segment<T>(r, opts, out, s, st, rows); });
 }
 
+// Whether an empty segment's output equals what its untouched initial state
+// writes: a sum or count (initial 0) with a zero fill, no counts and no
+// accumulate. Then the scatter need not record which segments got rows.
+template <class R>
+bool empty_is_initial(const options& opts) {
+    constexpr bool zero_start = std::is_same<R, segred::sum>::value || std::is_same<R, segred::count>::value;
+    return zero_start && !opts.counts_out && !opts.accumulate_into &&
+           (opts.fill_mode == fill_kind::zero || opts.fill_mode == fill_kind::identity ||
+            (opts.fill_mode == fill_kind::constant && opts.fill_value == 0.0));
+}
+
 // Unsorted ids: a direct scatter, with id_of(i) the segment of row i or -1.
 template <class T, class O, class R, class IdOf>
 void scatter_reduce(const host_policy& p, rows_view<const T> values, std::int64_t M, rows_view<O> out, const R& r,
@@ -37,6 +49,8 @@ void scatter_reduce(const host_policy& p, rows_view<const T> values, std::int64_
     auto emit = [&](std::int64_t s, S* st, std::int64_t rows) { write_segment<T>(r, opts, out, s, st, rows); };
     if (opts.counts_out)
         scatter_segments<row_counts>(p, values.n, M, out.width, folder, id_of, emit);
+    else if (empty_is_initial<R>(opts))
+        scatter_segments<no_tally>(p, values.n, M, out.width, folder, id_of, emit);
     else
         scatter_segments<row_seen>(p, values.n, M, out.width, folder, id_of, emit);
 }

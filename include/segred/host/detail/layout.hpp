@@ -55,16 +55,20 @@ layout build(const host_policy& p, const char* fn, const offsets_desc<I>& d, std
         L.starts = reinterpret_cast<const std::int64_t*>(d.ptr);
         return L;
     }
-    // drop: clamp into [0, n] and make non-decreasing by a running maximum,
-    // so a decreasing offset empties the segments it would have reversed.
     L.own_starts.resize(static_cast<std::size_t>(d.M + 1));
-    std::int64_t run = 0;
-    for (std::int64_t s = 0; s <= d.M; ++s) {
-        std::int64_t v = static_cast<std::int64_t>(d.ptr[s]);
-        if (b == bounds_policy::drop) v = std::max(clamp_row(v, n), run);
-        L.own_starts[static_cast<std::size_t>(s)] = run = v;
+    std::int64_t* st = L.own_starts.data();
+    if (b != bounds_policy::drop) {  // a plain widening copy
+        parallel_chunks(p, d.M + 1, std::int64_t(1) << 16, [&](std::int64_t lo, std::int64_t hi) {
+            for (std::int64_t s = lo; s < hi; ++s) st[s] = static_cast<std::int64_t>(d.ptr[s]);
+        });
+    } else {
+        // drop: clamp into [0, n] and make non-decreasing by a running
+        // maximum, so a decreasing offset empties the segments it would have
+        // reversed.
+        std::int64_t run = 0;
+        for (std::int64_t s = 0; s <= d.M; ++s) st[s] = run = std::max(clamp_row(static_cast<std::int64_t>(d.ptr[s]), n), run);
     }
-    L.starts = L.own_starts.data();
+    L.starts = st;
     return L;
 }
 
@@ -77,15 +81,37 @@ layout build(const host_policy& p, const char* fn, const lengths_desc<I>& d, std
     layout L;
     L.M = d.M;
     L.own_starts.resize(static_cast<std::size_t>(d.M + 1));
+    std::int64_t* st = L.own_starts.data();
     std::int64_t run = 0;
-    for (std::int64_t s = 0; s < d.M; ++s) {
-        L.own_starts[static_cast<std::size_t>(s)] = run;
-        const std::int64_t len = static_cast<std::int64_t>(d.ptr[s]);
-        run = b == bounds_policy::drop ? std::min(run + std::max<std::int64_t>(len, 0), n) : run + len;
+    if (b == bounds_policy::drop) {  // lengths clamped at 0 and the sum at n: a serial scan
+        for (std::int64_t s = 0; s < d.M; ++s) {
+            st[s] = run;
+            run = std::min(run + std::max<std::int64_t>(static_cast<std::int64_t>(d.ptr[s]), 0), n);
+        }
+    } else {
+        // Exclusive sum in two passes over fixed chunks: chunk totals, then
+        // each chunk's running sum from its offset.
+        constexpr std::int64_t grain = std::int64_t(1) << 16;
+        const std::int64_t chunks = (d.M + grain - 1) / grain;
+        std::vector<std::int64_t> chunk_sum(static_cast<std::size_t>(chunks) + 1, 0);
+        parallel_chunks(p, d.M, grain, [&](std::int64_t lo, std::int64_t hi) {
+            std::int64_t t = 0;
+            for (std::int64_t s = lo; s < hi; ++s) t += static_cast<std::int64_t>(d.ptr[s]);
+            chunk_sum[static_cast<std::size_t>(lo / grain) + 1] = t;
+        });
+        for (std::size_t c = 1; c < chunk_sum.size(); ++c) chunk_sum[c] += chunk_sum[c - 1];
+        parallel_chunks(p, d.M, grain, [&](std::int64_t lo, std::int64_t hi) {
+            std::int64_t r = chunk_sum[static_cast<std::size_t>(lo / grain)];
+            for (std::int64_t s = lo; s < hi; ++s) {
+                st[s] = r;
+                r += static_cast<std::int64_t>(d.ptr[s]);
+            }
+        });
+        run = chunk_sum.back();
     }
-    L.own_starts[static_cast<std::size_t>(d.M)] = run;
+    st[d.M] = run;
     if (b == bounds_policy::check && run != n) detail::fail_lengths_sum(fn, run, n);
-    L.starts = L.own_starts.data();
+    L.starts = st;
     return L;
 }
 

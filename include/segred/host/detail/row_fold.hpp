@@ -15,6 +15,7 @@ namespace host_detail {
 template <class T, class R>
 struct row_fold {
     using state = state_t<R, T>;
+    using value_type = T;
     const R& r;
     rows_view<const T> values;
     std::int64_t width;
@@ -30,6 +31,9 @@ struct row_fold {
 
     // Column 0 of value row `row` into one state: the one-column fast path.
     void update_one(state& a, std::int64_t row) const { r.update(a, values.data[row * values.width], row); }
+
+    // Row `row`'s value v, already read, into one state.
+    void update_value(state& a, const T& v, std::int64_t row) const { r.update(a, v, row); }
 
     // st = the fold of positions [k0, k1), position k being row perm[k]
     // (row k when perm is null). One column keeps its state in registers:

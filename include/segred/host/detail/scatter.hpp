@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "parallel.hpp"
@@ -44,24 +45,112 @@ inline void prefetch_write(const void* p) {
 }
 
 // What a scatter records per segment besides its states: the exact row count
-// when counts() was asked for, else only whether any row came (a bit each,
-// so the record stays cache-resident when M is large).
+// when counts() was asked for, else only whether any row came.
 struct row_counts {
     std::vector<std::int64_t> c;
     explicit row_counts(std::int64_t m) : c(static_cast<std::size_t>(m), 0) {}
-    void hit(std::int64_t k) { ++c[static_cast<std::size_t>(k)]; }
+    void add(std::int64_t k, std::int64_t rows) { c[static_cast<std::size_t>(k)] += rows; }
     std::int64_t rows(std::int64_t k) const { return c[static_cast<std::size_t>(k)]; }
     void prefetch(std::int64_t k) const { prefetch_write(c.data() + k); }
 };
 struct row_seen {
-    std::vector<std::uint64_t> bits;
-    explicit row_seen(std::int64_t m) : bits(static_cast<std::size_t>((m + 63) / 64), 0) {}
-    void hit(std::int64_t k) { bits[static_cast<std::size_t>(k >> 6)] |= std::uint64_t(1) << (k & 63); }
-    std::int64_t rows(std::int64_t k) const {
-        return static_cast<std::int64_t>((bits[static_cast<std::size_t>(k >> 6)] >> (k & 63)) & 1);
-    }
-    void prefetch(std::int64_t k) const { prefetch_write(bits.data() + (k >> 6)); }
+    std::vector<unsigned char> seen;  // bytes, not bits: marking one is a plain store, no read-modify-write
+    explicit row_seen(std::int64_t m) : seen(static_cast<std::size_t>(m), 0) {}
+    void add(std::int64_t k, std::int64_t) { seen[static_cast<std::size_t>(k)] = 1; }
+    std::int64_t rows(std::int64_t k) const { return seen[static_cast<std::size_t>(k)]; }
+    void prefetch(std::int64_t k) const { prefetch_write(seen.data() + k); }
 };
+
+// Nothing at all, when an empty segment's output is what its initial state
+// gives anyway (a sum or count with a zero fill): every segment reads as
+// having rows.
+struct no_tally {
+    explicit no_tally(std::int64_t) {}
+    void add(std::int64_t, std::int64_t) {}
+    std::int64_t rows(std::int64_t) const { return 1; }
+    void prefetch(std::int64_t) const {}
+};
+
+// Many segments whose states do not fit in cache: a scatter straight into
+// them would miss the cache on nearly every row. Instead rows are first
+// partitioned by id range, stably (fixed row blocks count their rows per
+// partition; the blocks' slots are laid out in block order), carrying the
+// value (one column) or the row; then each partition folds its rows, in row
+// order, into a slice of states small enough to stay in cache. Each segment
+// thus sees exactly its rows in row order: the sequential result.
+constexpr std::int64_t partition_bytes = std::int64_t(1) << 21;
+
+template <class T>
+struct partition_entry {
+    std::int64_t row;
+    std::uint32_t local;  // id minus the partition's first id
+    T value;              // the row's value when rows have one column
+};
+
+template <class Tally, class F, class IdOf, class Emit>
+void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width, const F& folder,
+                         IdOf&& id_of, Emit&& emit) {
+    using State = typename F::state;
+    using T = typename F::value_type;
+    // Ids per partition: a power of two (a shift, not a division, per row)
+    // whose states take about a quarter of partition_bytes.
+    int shift = 6;
+    while ((std::int64_t(2) << shift) * static_cast<std::int64_t>(sizeof(State)) * width <= partition_bytes / 4) ++shift;
+    const std::int64_t part_ids = std::int64_t(1) << shift;
+    const std::int64_t parts = (M + part_ids - 1) / part_ids;
+    constexpr std::int64_t block_rows = std::int64_t(1) << 16;
+    const std::int64_t blocks = (n + block_rows - 1) / block_rows;
+    // slot[b * parts + q]: where block b's rows of partition q go.
+    std::vector<std::int64_t> slot(static_cast<std::size_t>(blocks * parts), 0);
+    parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
+        std::int64_t* h = slot.data() + b * parts;
+        for (std::int64_t i = b * block_rows, hi = std::min(n, (b + 1) * block_rows); i < hi; ++i) {
+            const std::int64_t k = id_of(i);
+            if (k >= 0) ++h[k >> shift];
+        }
+    });
+    std::vector<std::int64_t> part_start(static_cast<std::size_t>(parts) + 1, 0);
+    std::int64_t run = 0;
+    for (std::int64_t q = 0; q < parts; ++q) {
+        part_start[static_cast<std::size_t>(q)] = run;
+        for (std::int64_t b = 0; b < blocks; ++b) {
+            std::int64_t& h = slot[static_cast<std::size_t>(b * parts + q)];
+            const std::int64_t c = h;
+            h = run;
+            run += c;
+        }
+    }
+    part_start[static_cast<std::size_t>(parts)] = run;
+    std::unique_ptr<partition_entry<T>[]> entries(new partition_entry<T>[static_cast<std::size_t>(run > 0 ? run : 1)]);
+    parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
+        std::int64_t* next = slot.data() + b * parts;
+        for (std::int64_t i = b * block_rows, hi = std::min(n, (b + 1) * block_rows); i < hi; ++i) {
+            const std::int64_t k = id_of(i);
+            if (k < 0) continue;
+            const std::int64_t q = k >> shift;
+            partition_entry<T>& e = entries[static_cast<std::size_t>(next[q]++)];
+            e.row = i;
+            e.local = static_cast<std::uint32_t>(k - q * part_ids);
+            if (width == 1) e.value = folder.values.data[i * folder.values.width];
+        }
+    });
+    const state_array<State> states = make_states<State>(M * width);
+    Tally tally(M);
+    parallel_chunks(p, parts, 1, [&](std::int64_t q, std::int64_t) {
+        const std::int64_t lo = q * part_ids, hi = std::min(M, lo + part_ids);
+        State* st = states.get() + lo * width;
+        for (std::int64_t j = 0; j < (hi - lo) * width; ++j) st[j] = folder.init();
+        for (std::int64_t e = part_start[static_cast<std::size_t>(q)]; e < part_start[static_cast<std::size_t>(q) + 1]; ++e) {
+            const partition_entry<T>& x = entries[static_cast<std::size_t>(e)];
+            if (width == 1)
+                folder.update_value(st[x.local], x.value, x.row);
+            else
+                folder.update(st + std::int64_t(x.local) * width, x.row);
+            tally.add(lo + x.local, 1);
+        }
+        for (std::int64_t s = lo; s < hi; ++s) emit(s, states.get() + s * width, tally.rows(s));
+    });
+}
 
 // F is a row folder (row_fold.hpp). id_of(i): segment of row i, or -1 to
 // skip it. emit(s, st, rows) receives segment s's states and its number of
@@ -74,11 +163,54 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
     const std::int64_t block_rows = scatter_block_rows(M, width);
     const std::int64_t blocks = (n + block_rows - 1) / block_rows;
     const std::int64_t span = M * width;
-    auto fold_row = [&](State* st, std::int64_t k, std::int64_t i) {
-        if (width == 1)
-            folder.update_one(st[k], i);
-        else
-            folder.update(st + k * width, i);
+    // Folds rows into the states they pick, one row at a time. With `merge`,
+    // a run of rows that pick the same state is folded in a register and
+    // stored once: the same sequence of updates (so the same bits), without a
+    // store-to-load chain through memory when ids repeat, but with a branch
+    // that mispredicts when they do not; so merge is chosen from a sample.
+    struct run_folder {
+        const F& folder;
+        std::int64_t width;
+        Tally& tally;
+        bool merge;
+        State* cur = nullptr;  // the state the open run folds into
+        std::int64_t slot = -1, rows = 0;
+        State reg{};
+        void row(State* st, std::int64_t k, std::int64_t i) {  // st: the states of slot 0
+            if (width != 1) {
+                folder.update(st + k * width, i);
+                tally.add(k, 1);
+                return;
+            }
+            if (!merge) {
+                folder.update_one(st[k], i);
+                tally.add(k, 1);
+                return;
+            }
+            if (st + k != cur) {
+                flush();
+                cur = st + k;
+                slot = k;
+                reg = *cur;
+            }
+            folder.update_one(reg, i);
+            ++rows;
+        }
+        void flush() {
+            if (cur == nullptr) return;
+            *cur = reg;
+            tally.add(slot, rows);
+            cur = nullptr;
+            rows = 0;
+        }
+    };
+
+    // Whether most of the first rows from lo repeat the id before them.
+    auto repeats_often = [&](std::int64_t lo, std::int64_t hi) {
+        const std::int64_t end = std::min(hi, lo + 1024);
+        std::int64_t same = 0;
+        for (std::int64_t i = lo + 1; i < end; ++i) same += id_of(i) == id_of(i - 1);
+        return 2 * same > end - lo;
     };
 
     if (blocks >= min_scatter_blocks) {
@@ -88,14 +220,14 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
         for (std::int64_t b = 0; b < blocks; ++b) counts.emplace_back(M);
         parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
             State* st = partial.get() + b * span;
-            Tally& cnt = counts[static_cast<std::size_t>(b)];
             for (std::int64_t j = 0; j < span; ++j) st[j] = folder.init();
-            for (std::int64_t i = b * block_rows, hi = std::min(n, (b + 1) * block_rows); i < hi; ++i) {
+            const std::int64_t lo = b * block_rows, hi = std::min(n, (b + 1) * block_rows);
+            run_folder fold{folder, width, counts[static_cast<std::size_t>(b)], repeats_often(lo, hi)};
+            for (std::int64_t i = lo; i < hi; ++i) {
                 const std::int64_t k = id_of(i);
-                if (k < 0) continue;
-                fold_row(st, k, i);
-                cnt.hit(k);
+                if (k >= 0) fold.row(st, k, i);
             }
+            fold.flush();
         });
         // Combine in block order; segments in chunks so each block's states
         // are read as runs of consecutive memory.
@@ -120,13 +252,18 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
         return;
     }
 
+    if (static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes) {
+        partitioned_scatter<Tally>(p, n, M, width, folder, id_of, emit);
+        return;
+    }
+
     // Owned ranges: thread t folds the rows of segments [t*M/T, (t+1)*M/T),
-    // range ends rounded to 64 segments so no two threads share a word of
-    // the tally. Rows of other threads' segments go to a private spare
+    // range ends rounded to 64 segments so no two threads write the same
+    // cache line of the tally. Rows of other threads' segments go to a private spare
     // state, so the loop has no data-dependent branch.
     const std::int64_t owners = std::max<std::int64_t>(1, std::min<std::int64_t>(thread_count(p), M / 64));
     const state_array<State> states = make_states<State>(span + owners * width);
-    const std::int64_t spare0 = (M + 63) / 64 * 64;  // spare slots start on a fresh tally word
+    const std::int64_t spare0 = (M + 63) / 64 * 64;  // spare slots start on a fresh tally line
     Tally tally(spare0 + 64 * owners);
     auto range_lo = [&](std::int64_t t) { return t == owners ? M : (M * t / owners) / 64 * 64; };
     parallel_blocks(p, owners, [&](std::int64_t t) {
@@ -135,6 +272,7 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
         State* const spare_st = st + (span + t * width) - spare * width;  // st row `spare` lands on the spare state
         for (std::int64_t j = lo * width; j < (lo + own) * width; ++j) st[j] = folder.init();
         for (std::int64_t f = 0; f < width; ++f) spare_st[spare * width + f] = folder.init();
+        run_folder fold{folder, width, tally, repeats_often(0, n)};
         constexpr std::int64_t ahead = 32;  // rows between a prefetch and its use
         for (std::int64_t i = 0; i < n; ++i) {
             if (i + ahead < n) {
@@ -148,10 +286,9 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
             // One unsigned compare keeps k < lo, k >= lo + own and the skip
             // mark (-1) out; those rows fold into the spare state instead.
             const bool mine = static_cast<std::uint64_t>(k - lo) < static_cast<std::uint64_t>(own);
-            const std::int64_t slot = mine ? k : spare;
-            fold_row(mine ? st : spare_st, slot, i);
-            tally.hit(slot);
+            fold.row(mine ? st : spare_st, mine ? k : spare, i);
         }
+        fold.flush();
     });
     parallel_chunks(p, M, std::int64_t(1) << 12, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t s = lo; s < hi; ++s) emit(s, states.get() + s * width, tally.rows(s));
