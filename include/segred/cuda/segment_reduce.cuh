@@ -33,14 +33,25 @@ namespace detail {
 // output itself and an empty segment's output is 0, exactly what the adds
 // leave there (with accumulate, an empty segment keeps out, as adding nothing
 // does).
+inline bool zero_fill(const options& opts) {
+    return opts.fill_mode == fill_kind::zero || opts.fill_mode == fill_kind::identity ||
+           (opts.fill_mode == fill_kind::constant && opts.fill_value == 0.0);
+}
+
 template <class T, class O, class R>
 bool scatters_into_out(const rows_view<O>& out, const options& opts) {
     using A = segred::detail::accum_t<T>;
     constexpr bool sum_into_total = std::is_same<R, segred::sum>::value && std::is_same<O, A>::value;
     constexpr bool count_into_int64 = std::is_same<R, segred::count>::value && std::is_same<O, std::int64_t>::value;
     if (!(sum_into_total || (count_into_int64 && out.width == 1)) || opts.counts_out) return false;
-    return opts.accumulate_into || opts.fill_mode == fill_kind::zero || opts.fill_mode == fill_kind::identity ||
-           (opts.fill_mode == fill_kind::constant && opts.fill_value == 0.0);
+    return opts.accumulate_into || zero_fill(opts);
+}
+
+// Whether a sum needs no per-segment counts: an empty segment's total is 0,
+// which is also its output (zero fill, no counts(), no accumulate).
+template <class R>
+bool sum_needs_no_counts(const options& opts) {
+    return std::is_same<R, segred::sum>::value && !opts.counts_out && !opts.accumulate_into && zero_fill(opts);
 }
 
 template <class T, class O, class R, class SegOf>
@@ -50,8 +61,9 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
     constexpr bool sums = !std::is_same<R, segred::count>::value;
     const std::int64_t F = out.width;
     const bool direct = scatters_into_out<T, O, R>(out, opts);
+    const bool counted = !direct && !sum_needs_no_counts<R>(opts);
     temp_buffer<A> acc(p, sums && !direct ? M * F : 0);
-    temp_buffer<unsigned long long> counts(p, direct ? 0 : M);
+    temp_buffer<unsigned long long> counts(p, counted ? M : 0);
     A* acc_ptr = acc.get();
     unsigned long long* counts_ptr = counts.get();
     if (direct) {
@@ -62,8 +74,11 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
     } else {
         if (sums)
             SEGRED_CUDA_CHECK(cudaMemsetAsync(acc_ptr, 0, static_cast<std::size_t>(M * F) * sizeof(A), p.stream));
-        SEGRED_CUDA_CHECK(cudaMemsetAsync(counts_ptr, 0, static_cast<std::size_t>(M) * sizeof(unsigned long long),
-                                          p.stream));
+        if (counted)
+            SEGRED_CUDA_CHECK(cudaMemsetAsync(counts_ptr, 0,
+                                              static_cast<std::size_t>(M) * sizeof(unsigned long long), p.stream));
+        else
+            counts_ptr = nullptr;
     }
     const std::int64_t work = scatter_work(values.n, F);
     const std::size_t shared_bytes =

@@ -211,7 +211,9 @@ SEGRED_KERNEL void finish_scatter_kernel(const A* acc, const unsigned long long*
     const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
     for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += stride) {
         const std::int64_t s = idx / F, f = idx - s * F;
-        const std::int64_t cnt = static_cast<std::int64_t>(counts[s]);
+        // No counts: every segment reads as having rows (a zero-filled sum,
+        // whose empty segments are 0 anyway).
+        const std::int64_t cnt = counts ? static_cast<std::int64_t>(counts[s]) : 1;
         const A a = acc ? acc[idx] : A(0);
         segred::detail::write_result<T>(r, opts, out, s, f, state_from_totals<R, T>(a, cnt), cnt);
         if (f == 0 && opts.counts_out) opts.counts_out[s] = cnt;

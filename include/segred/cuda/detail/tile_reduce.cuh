@@ -3,8 +3,9 @@
 //
 // The segment-centric kernel (reduce_kernels.cuh) gives each segment a lane
 // or a warp, so its speed depends on the length distribution. Here every
-// block takes the same 4096 rows whatever the segments are: each thread folds
-// 16 consecutive rows run by run, a block-wide segmented scan joins the runs
+// block takes the same 4096 rows (2048 for wide values or keys) whatever the
+// segments are: each thread folds 16 (8) consecutive rows run by run, staged
+// in shared memory, a block-wide segmented scan joins the runs
 // that cross threads, and the thread holding a segment's last row writes it.
 // Runs that cross a tile boundary leave partial states (a tile's head and
 // tail); a second kernel joins them, one warp per crossing run, in tile
@@ -20,7 +21,6 @@
 
 #include <cuda_runtime.h>
 
-#include <cub/block/block_load.cuh>
 #include <cub/block/block_scan.cuh>
 
 #include <cstdint>
@@ -38,8 +38,12 @@ namespace cuda {
 namespace detail {
 
 constexpr int tile_threads = 256;
-constexpr int tile_items = 16;  // consecutive rows per thread
-constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items;
+// Consecutive rows per thread: 16, or 8 when a row's staged bytes (value and
+// loaded key) exceed 8, so the staging stays within 48 KB of shared memory.
+template <class T, class I, class Keys>
+constexpr int tile_items_for() {
+    return sizeof(T) + (Keys::loaded ? sizeof(I) : 0) <= 8 ? 16 : 8;
+}
 
 // Keys of sorted ids: loaded with the values.
 template <class I>
@@ -58,7 +62,12 @@ struct fixed_keys {
         const std::int64_t s = row / size;
         return s < M ? s : M;
     }
-    __device__ std::int64_t next(std::int64_t, std::int64_t row) const { return first(row); }
+    // Rows go up by one, so the key does too, once per `size` rows: a
+    // compare instead of a 64-bit division per row.
+    __device__ std::int64_t next(std::int64_t key, std::int64_t row) const {
+        return key < M && row >= (key + 1) * size ? key + 1 : key;
+    }
+    __device__ std::int64_t first_between(std::int64_t row, std::int64_t, std::int64_t) const { return first(row); }
 };
 
 struct start_keys {
@@ -70,6 +79,17 @@ struct start_keys {
     __device__ std::int64_t first(std::int64_t row) const {
         if (row < starts[0]) return -1;
         return last_at_most(starts, M, row);
+    }
+    // The same, knowing the key lies in [a, b] (the tile's first and last
+    // keys): a short search over a range the block has just touched.
+    __device__ std::int64_t first_between(std::int64_t row, std::int64_t a, std::int64_t b) const {
+        if (row < starts[0]) return -1;
+        std::int64_t lo = a < 0 ? 0 : a, hi = b < M ? b : M;
+        while (lo < hi) {
+            const std::int64_t mid = lo + (hi - lo + 1) / 2;
+            if (starts[mid] <= row) lo = mid; else hi = mid - 1;
+        }
+        return lo;
     }
     __device__ std::int64_t next(std::int64_t key, std::int64_t row) const {
         if (key < 0) {
@@ -126,30 +146,16 @@ __device__ void write_empty_range(const R& r, const options& opts, const rows_vi
     for (std::int64_t s = s0; s < s1; ++s) write_segment<T>(r, opts, out, s, 0, S(r.template init<T>()), 0);
 }
 
-template <class T>
-using tile_load = cub::BlockLoad<T, tile_threads, tile_items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
-
-// The tile's values and keys, each thread's 16 consecutive rows in its
-// registers (loaded coalesced, transposed through shared memory). Rows past
-// the input get key M.
-template <class T, class I, class Keys, class Temp>
-__device__ void load_tile(const T* values, Keys keys, std::int64_t M, std::int64_t lo, int valid, T (&v)[tile_items],
-                          std::int64_t (&k)[tile_items], Temp& temp) {
-    tile_load<T>(temp.values).Load(values + lo, v, valid, T{});
-    if constexpr (Keys::loaded) {
-        __syncthreads();  // the keys reuse the values' shared memory
-        I raw[tile_items];
-        tile_load<I>(temp.keys).Load(keys.ids + lo, raw, valid, I(0));
-        for (int i = 0; i < tile_items; ++i)
-            k[i] = int(threadIdx.x) * tile_items + i < valid ? static_cast<std::int64_t>(raw[i]) : M;
-    } else {
-        const std::int64_t row0 = lo + std::int64_t(threadIdx.x) * tile_items;
-        for (int i = 0; i < tile_items; ++i)
-            k[i] = int(threadIdx.x) * tile_items + i >= valid ? M : i == 0 ? keys.first(row0) : keys.next(k[i - 1], row0 + i);
-    }
+// Shared-memory slot of tile element e: one padding slot per Items elements,
+// so a thread walking its consecutive rows and its neighbours walking theirs
+// hit different banks.
+template <int Items>
+__device__ __forceinline__ int tile_slot(int e) {
+    return e + e / Items;
 }
 
-template <class I, class Keys>
+// Key of row `row` from scratch (sorted ids read, or computed).
+template <class Keys>
 __device__ std::int64_t key_at(Keys keys, std::int64_t row) {
     if constexpr (Keys::loaded) {
         return static_cast<std::int64_t>(keys.ids[row]);
@@ -158,56 +164,100 @@ __device__ std::int64_t key_at(Keys keys, std::int64_t row) {
     }
 }
 
+// The tile's values (and loaded keys) are staged in shared memory: every
+// thread issues all its coalesced loads at once (rows t, t + 256, ...), then
+// walks its own consecutive rows from shared memory in a rolled loop,
+// which keeps registers, and so occupancy, for the loads in flight.
+template <class T, class I, class Keys>
+struct tile_stage {
+    static constexpr int items = tile_items_for<T, I, Keys>();
+    static constexpr int slots = tile_threads * (items + 1);
+    T values[slots];
+    I keys[Keys::loaded ? slots : 1];
+};
+
 template <class T, class O, class R, class S, class I, class Keys>
-SEGRED_KERNEL void __launch_bounds__(tile_threads)
+SEGRED_KERNEL void __launch_bounds__(tile_threads, 3)
     tile_reduce_kernel(rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, R r, options opts,
                        tile_carry<S>* carry) {
     using scan = cub::BlockScan<run_part<S>, tile_threads>;
     __shared__ union {
-        union {
-            typename tile_load<T>::TempStorage values;
-            typename tile_load<I>::TempStorage keys;
-        } load;
-        typename scan::TempStorage scan;
+        tile_stage<T, I, Keys> stage;
+        typename scan::TempStorage scan;  // once every thread has folded its rows
     } smem;
-    __shared__ std::int64_t first_key[tile_threads], last_key[tile_threads];
+    tile_stage<T, I, Keys>& stage = smem.stage;
+    __shared__ std::int64_t first_key[tile_threads], last_key[tile_threads], tile_keys[2];
+    constexpr int tile_items = tile_stage<T, I, Keys>::items;
+    constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items;
 
     const int t = threadIdx.x;
     const std::int64_t n = values.n, tile = blockIdx.x, lo = tile * tile_rows;
     const std::int64_t hi = lo + tile_rows < n ? lo + tile_rows : n;
+    const int valid = static_cast<int>(hi - lo);
     const std::int64_t row0 = lo + std::int64_t(t) * tile_items;
-    T v[tile_items];
-    std::int64_t k[tile_items];
-    load_tile<T, I>(values.data, keys, M, lo, static_cast<int>(hi - lo), v, k, smem.load);
-    first_key[t] = k[0];
-    last_key[t] = k[tile_items - 1];
+#pragma unroll
+    for (int j = 0; j < tile_items; ++j) {
+        const int e = j * tile_threads + t;
+        if (e < valid) {
+            stage.values[tile_slot<tile_items>(e)] = values.data[lo + e];
+            if constexpr (Keys::loaded) stage.keys[tile_slot<tile_items>(e)] = keys.ids[lo + e];
+        }
+    }
+    if constexpr (!Keys::loaded) {
+        if (t == 0) {
+            tile_keys[0] = keys.first(lo);
+            tile_keys[1] = keys.first(hi - 1);
+        }
+    }
+    // This thread's i-th key: rows past the input get M.
+    auto key = [&](int i, std::int64_t before) -> std::int64_t {
+        const int e = t * tile_items + i;
+        if (e >= valid) return M;
+        if constexpr (Keys::loaded) {
+            return static_cast<std::int64_t>(stage.keys[tile_slot<tile_items>(e)]);
+        } else {
+            return i == 0 ? keys.first_between(row0, tile_keys[0], tile_keys[1]) : keys.next(before, row0 + i);
+        }
+    };
+    __syncthreads();
+    std::int64_t k_first = key(0, 0), k_last = k_first;
+    if constexpr (Keys::loaded) {
+        k_last = key(tile_items - 1, 0);
+    } else {
+        for (int i = 1; i < tile_items; ++i) k_last = key(i, k_last);
+    }
+    first_key[t] = k_first;
+    last_key[t] = k_last;
     __syncthreads();
     // Keys of the rows just before and just after this thread's rows.
-    const std::int64_t prev = t > 0 ? last_key[t - 1] : lo > 0 ? key_at<I>(keys, lo - 1) : -1;
-    const std::int64_t next = t + 1 < tile_threads ? first_key[t + 1] : hi < n ? key_at<I>(keys, hi) : M;
-    auto in_range = [M](std::int64_t key) { return key >= 0 && key < M; };
+    const std::int64_t prev = t > 0 ? last_key[t - 1] : lo > 0 ? key_at(keys, lo - 1) : -1;
+    const std::int64_t next = t + 1 < tile_threads ? first_key[t + 1] : hi < n ? key_at(keys, hi) : M;
+    auto in_range = [M](std::int64_t k) { return k >= 0 && k < M; };
 
     // Fold this thread's runs. Inner runs are complete and written now; the
     // first run (head) and the last one go through the block scan.
-    if (k[0] != prev) write_empty_range<T>(r, opts, out, M, prev, k[0]);
+    if (k_first != prev) write_empty_range<T>(r, opts, out, M, prev, k_first);
     S st = r.template init<T>(), head = st;
-    std::int64_t rows = 0, head_rows = 0;
+    std::int64_t rows = 0, head_rows = 0, cur = k_first;
     bool multi = false;
     for (int i = 0; i < tile_items; ++i) {
-        if (i > 0 && k[i] != k[i - 1]) {
+        const std::int64_t k = i == 0 ? k_first : key(i, cur);
+        if (k != cur) {
             if (!multi) {
                 head = st;
                 head_rows = rows;
                 multi = true;
-            } else if (in_range(k[i - 1])) {
-                write_segment<T>(r, opts, out, k[i - 1], 0, st, rows);
+            } else if (in_range(cur)) {
+                write_segment<T>(r, opts, out, cur, 0, st, rows);
             }
-            write_empty_range<T>(r, opts, out, M, k[i - 1], k[i]);
+            write_empty_range<T>(r, opts, out, M, cur, k);
             st = r.template init<T>();
             rows = 0;
+            cur = k;
         }
-        if (row0 + i < hi) {
-            r.update(st, v[i], row0 + i);
+        const int e = t * tile_items + i;
+        if (e < valid) {
+            r.update(st, stage.values[tile_slot<tile_items>(e)], row0 + i);
             ++rows;
         }
     }
@@ -215,14 +265,14 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads)
         head = st;
         head_rows = rows;
     }
-    if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k[tile_items - 1], M);
+    if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k_last, M);
 
     // Join runs across threads: excl is what the run holding this thread's
     // first row gathered in earlier threads of the tile.
-    const bool continues = k[0] == prev;
+    const bool continues = k_first == prev;
     const run_part<S> mine{st, rows, multi || !continues};
     run_part<S> excl, all;
-    __syncthreads();  // the load's shared memory is reused by the scan
+    __syncthreads();  // the scan reuses the staged rows' shared memory
     scan(smem.scan).ExclusiveScan(mine, excl, run_part<S>{S(r.template init<T>()), 0, false}, join_runs<R>{r}, all);
     S first = head;
     std::int64_t first_rows = head_rows;
@@ -231,18 +281,17 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads)
         r.combine(first, head);
         first_rows += excl.rows;
     }
-    if ((multi || next != k[0]) && in_range(k[0])) {  // the first run ends in this thread
-        if (continues && !excl.reset) {                // ... but began in an earlier tile
+    if ((multi || next != k_first) && in_range(k_first)) {  // the first run ends in this thread
+        if (continues && !excl.reset) {                      // ... but began in an earlier tile
             carry[tile].head = first;
             carry[tile].head_rows = first_rows;
         } else {
-            write_segment<T>(r, opts, out, k[0], 0, first, first_rows);
+            write_segment<T>(r, opts, out, k_first, 0, first, first_rows);
         }
     }
-    if (multi && next != k[tile_items - 1] && in_range(k[tile_items - 1]))
-        write_segment<T>(r, opts, out, k[tile_items - 1], 0, st, rows);
+    if (multi && next != k_last && in_range(k_last)) write_segment<T>(r, opts, out, k_last, 0, st, rows);
     if (t == tile_threads - 1) {
-        const bool goes_on = hi < n && next == k[tile_items - 1] && in_range(next);
+        const bool goes_on = hi < n && next == k_last && in_range(next);
         carry[tile].tail_key = goes_on && all.reset ? next : -1;
         carry[tile].passes = goes_on && !all.reset;
         if (goes_on && all.reset) {
@@ -300,6 +349,7 @@ template <class I, class T, class O, class R, class Keys>
 void tile_reduce(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, const R& r,
                  const options& opts) {
     using S = state_t<R, T>;
+    constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items_for<T, I, Keys>();
     const std::int64_t tiles = (values.n + tile_rows - 1) / tile_rows;
     temp_buffer<tile_carry<S>> carry(p, tiles);
     tile_reduce_kernel<T, O, R, S, I><<<static_cast<unsigned>(tiles), tile_threads, 0, p.stream>>>(values, keys, M,
