@@ -8,7 +8,8 @@
 // each thread walks 64 consecutive rows of one column (threads side by side
 // over columns, coalesced) and adds each run of equal ids once. When the
 // accumulators fit in shared memory, each block accumulates privately there
-// and adds its totals to global memory once. Atomic float addition makes the
+// (one shared atomic per row for one column) and adds its totals to global
+// memory once. Atomic float addition makes the
 // last bits order-dependent: the `deterministic` option takes the sorted path
 // instead.
 //
@@ -181,10 +182,23 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     for (std::int64_t e = threadIdx.x; e < cells; e += blockDim.x) sacc[e] = A(0);
     for (std::int64_t e = threadIdx.x; e < M; e += blockDim.x) scnt[e] = 0;
     __syncthreads();
-    scatter_all<Sums, T, A>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
-        if (Sums) atomic_add(sacc + k * F + f, a);
-        if (f == 0) atomicAdd(scnt + k, static_cast<unsigned long long>(c));
-    });
+    if (F == 1) {
+        // One column: a shared-memory atomic per row. Merging runs of equal
+        // ids first (as the global path does) costs more than it saves when
+        // the atomics are this cheap.
+        const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+        for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < values.n; i += stride) {
+            const std::int64_t k = seg_of(i);
+            if (k < 0) continue;
+            if (Sums) atomic_add(sacc + k, segred::detail::convert<A>(values.data[i]));
+            if (counts) atomicAdd(scnt + k, 1ull);
+        }
+    } else {
+        scatter_all<Sums, T, A>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
+            if (Sums) atomic_add(sacc + k * F + f, a);
+            if (f == 0 && counts) atomicAdd(scnt + k, static_cast<unsigned long long>(c));
+        });
+    }
     __syncthreads();
     for (std::int64_t e = threadIdx.x; e < cells; e += blockDim.x)
         if (sacc[e] != A(0)) atomic_add(acc + e, sacc[e]);

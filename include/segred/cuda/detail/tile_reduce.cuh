@@ -22,7 +22,9 @@
 #include <cuda_runtime.h>
 
 #include <cub/block/block_scan.cuh>
+#include <cuda_pipeline.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "../../core/finalize.hpp"
@@ -68,6 +70,8 @@ struct fixed_keys {
         return key < M && row >= (key + 1) * size ? key + 1 : key;
     }
     __device__ std::int64_t first_between(std::int64_t row, std::int64_t, std::int64_t) const { return first(row); }
+    // First row past segment `key` (past every row for key M).
+    __device__ std::int64_t bound(std::int64_t key) const { return key < M ? (key + 1) * size : INT64_MAX; }
 };
 
 struct start_keys {
@@ -90,6 +94,9 @@ struct start_keys {
             if (starts[mid] <= row) lo = mid; else hi = mid - 1;
         }
         return lo;
+    }
+    __device__ std::int64_t bound(std::int64_t key) const {
+        return key < 0 ? starts[0] : key < M ? starts[key + 1] : INT64_MAX;
     }
     __device__ std::int64_t next(std::int64_t key, std::int64_t row) const {
         if (key < 0) {
@@ -164,10 +171,11 @@ __device__ std::int64_t key_at(Keys keys, std::int64_t row) {
     }
 }
 
-// The tile's values (and loaded keys) are staged in shared memory: every
-// thread issues all its coalesced loads at once (rows t, t + 256, ...), then
-// walks its own consecutive rows from shared memory in a rolled loop,
-// which keeps registers, and so occupancy, for the loads in flight.
+// The tile's values (and loaded keys) are staged in shared memory, then each
+// thread walks its own consecutive rows there in a rolled loop. Blocks are
+// persistent and keep two stages: while a block folds one tile, the copies of
+// its next tile are already in flight (cp.async for 4- to 16-byte types, so
+// the data in flight takes no registers).
 template <class T, class I, class Keys>
 struct tile_stage {
     static constexpr int items = tile_items_for<T, I, Keys>();
@@ -176,120 +184,186 @@ struct tile_stage {
     I keys[Keys::loaded ? slots : 1];
 };
 
-template <class T, class O, class R, class S, class I, class Keys>
-SEGRED_KERNEL void __launch_bounds__(tile_threads, 3)
-    tile_reduce_kernel(rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, R r, options opts,
-                       tile_carry<S>* carry) {
-    using scan = cub::BlockScan<run_part<S>, tile_threads>;
-    __shared__ union {
-        tile_stage<T, I, Keys> stage;
-        typename scan::TempStorage scan;  // once every thread has folded its rows
-    } smem;
-    tile_stage<T, I, Keys>& stage = smem.stage;
-    __shared__ std::int64_t first_key[tile_threads], last_key[tile_threads], tile_keys[2];
-    constexpr int tile_items = tile_stage<T, I, Keys>::items;
-    constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items;
+template <class X>
+constexpr bool async_copyable = sizeof(X) == 4 || sizeof(X) == 8 || sizeof(X) == 16;
 
-    const int t = threadIdx.x;
-    const std::int64_t n = values.n, tile = blockIdx.x, lo = tile * tile_rows;
-    const std::int64_t hi = lo + tile_rows < n ? lo + tile_rows : n;
-    const int valid = static_cast<int>(hi - lo);
-    const std::int64_t row0 = lo + std::int64_t(t) * tile_items;
+// Start copying tile `tile`'s rows into st (every thread its rows t, t + 256,
+// ...). Types cp.async cannot move go through registers, synchronously.
+template <class T, class I, class Keys>
+__device__ void stage_tile(tile_stage<T, I, Keys>& st, const T* values, Keys keys, std::int64_t lo, int valid) {
+    constexpr int items = tile_stage<T, I, Keys>::items;
 #pragma unroll
-    for (int j = 0; j < tile_items; ++j) {
-        const int e = j * tile_threads + t;
-        if (e < valid) {
-            stage.values[tile_slot<tile_items>(e)] = values.data[lo + e];
-            if constexpr (Keys::loaded) stage.keys[tile_slot<tile_items>(e)] = keys.ids[lo + e];
-        }
-    }
-    if constexpr (!Keys::loaded) {
-        if (t == 0) {
-            tile_keys[0] = keys.first(lo);
-            tile_keys[1] = keys.first(hi - 1);
-        }
-    }
-    // This thread's i-th key: rows past the input get M.
-    auto key = [&](int i, std::int64_t before) -> std::int64_t {
-        const int e = t * tile_items + i;
-        if (e >= valid) return M;
-        if constexpr (Keys::loaded) {
-            return static_cast<std::int64_t>(stage.keys[tile_slot<tile_items>(e)]);
+    for (int j = 0; j < items; ++j) {
+        const int e = j * tile_threads + int(threadIdx.x);
+        if (e >= valid) continue;
+        if constexpr (async_copyable<T>) {
+            __pipeline_memcpy_async(&st.values[tile_slot<items>(e)], values + lo + e, sizeof(T));
         } else {
-            return i == 0 ? keys.first_between(row0, tile_keys[0], tile_keys[1]) : keys.next(before, row0 + i);
+            st.values[tile_slot<items>(e)] = values[lo + e];
         }
-    };
-    __syncthreads();
-    std::int64_t k_first = key(0, 0), k_last = k_first;
-    if constexpr (Keys::loaded) {
-        k_last = key(tile_items - 1, 0);
-    } else {
-        for (int i = 1; i < tile_items; ++i) k_last = key(i, k_last);
+        if constexpr (Keys::loaded) {
+            if constexpr (async_copyable<I>) {
+                __pipeline_memcpy_async(&st.keys[tile_slot<items>(e)], keys.ids + lo + e, sizeof(I));
+            } else {
+                st.keys[tile_slot<items>(e)] = keys.ids[lo + e];
+            }
+        }
     }
-    first_key[t] = k_first;
-    last_key[t] = k_last;
-    __syncthreads();
-    // Keys of the rows just before and just after this thread's rows.
-    const std::int64_t prev = t > 0 ? last_key[t - 1] : lo > 0 ? key_at(keys, lo - 1) : -1;
-    const std::int64_t next = t + 1 < tile_threads ? first_key[t + 1] : hi < n ? key_at(keys, hi) : M;
+    __pipeline_commit();
+}
+
+template <class T, class I, class Keys>
+constexpr std::size_t tile_stage_bytes() {
+    return 2 * sizeof(tile_stage<T, I, Keys>);
+}
+
+template <class T, class O, class R, class S, class I, class Keys>
+SEGRED_KERNEL void __launch_bounds__(tile_threads)
+    tile_reduce_kernel(rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, R r, options opts,
+                       std::int64_t tiles, const std::int64_t* edge_keys, tile_carry<S>* carry) {
+    using scan = cub::BlockScan<run_part<S>, tile_threads>;
+    using stage_t = tile_stage<T, I, Keys>;
+    extern __shared__ __align__(16) unsigned char tile_smem[];
+    stage_t* stages = reinterpret_cast<stage_t*>(tile_smem);
+    __shared__ typename scan::TempStorage scan_temp;
+    __shared__ std::int64_t first_key[tile_threads], last_key[tile_threads], tile_keys[2];
+    constexpr int tile_items = stage_t::items;
+    constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items;
+    const int t = threadIdx.x;
+    const std::int64_t n = values.n;
+    auto bounds = [&](std::int64_t tile, std::int64_t& lo, std::int64_t& hi) {
+        lo = tile * tile_rows;
+        hi = lo + tile_rows < n ? lo + tile_rows : n;
+    };
     auto in_range = [M](std::int64_t k) { return k >= 0 && k < M; };
 
-    // Fold this thread's runs. Inner runs are complete and written now; the
-    // first run (head) and the last one go through the block scan.
-    if (k_first != prev) write_empty_range<T>(r, opts, out, M, prev, k_first);
-    S st = r.template init<T>(), head = st;
-    std::int64_t rows = 0, head_rows = 0, cur = k_first;
-    bool multi = false;
-    for (int i = 0; i < tile_items; ++i) {
-        const std::int64_t k = i == 0 ? k_first : key(i, cur);
-        if (k != cur) {
+    std::int64_t lo, hi;
+    if (std::int64_t(blockIdx.x) < tiles) {
+        bounds(blockIdx.x, lo, hi);
+        stage_tile<T, I>(stages[0], values.data, keys, lo, static_cast<int>(hi - lo));
+    }
+    int buf = 0;
+    for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, buf ^= 1) {
+        bounds(tile, lo, hi);
+        const std::int64_t after = tile + gridDim.x;
+        if (after < tiles) {
+            std::int64_t alo, ahi;
+            bounds(after, alo, ahi);
+            stage_tile<T, I>(stages[buf ^ 1], values.data, keys, alo, static_cast<int>(ahi - alo));
+        } else {
+            __pipeline_commit();  // an empty batch keeps "all but the newest" meaning this tile
+        }
+        if constexpr (!Keys::loaded) {
+            if (t == 0) {
+                tile_keys[0] = edge_keys[2 * tile];
+                tile_keys[1] = edge_keys[2 * tile + 1];
+            }
+        }
+        __pipeline_wait_prior(1);
+        __syncthreads();
+        const stage_t& stage = stages[buf];
+        const std::int64_t row0 = lo + std::int64_t(t) * tile_items;
+        // This thread's rows are slots [t * (items + 1), + count) of the stage.
+        const int left = static_cast<int>(hi - lo) - t * tile_items;
+        const int count = left < 0 ? 0 : left < tile_items ? left : tile_items;
+        const T* vals = stage.values + t * (tile_items + 1);
+        const I* ids = stage.keys + (Keys::loaded ? t * (tile_items + 1) : 0);
+        // Keys of this thread's first and last rows (M when it has none).
+        std::int64_t k_first = M, k_last = M;
+        if (count > 0) {
+            if constexpr (Keys::loaded) {
+                k_first = static_cast<std::int64_t>(ids[0]);
+                k_last = static_cast<std::int64_t>(ids[count - 1]);
+            } else {
+                k_first = keys.first_between(row0, tile_keys[0], tile_keys[1]);
+                k_last = keys.first_between(row0 + count - 1, k_first, tile_keys[1]);
+            }
+        }
+        if (count < tile_items) k_last = M;  // rows past the input
+        first_key[t] = k_first;
+        last_key[t] = k_last;
+        __syncthreads();
+        // Keys of the rows just before and just after this thread's rows.
+        std::int64_t prev = -1, next = M;
+        if (t > 0) {
+            prev = last_key[t - 1];
+        } else if (lo > 0) {
+            if constexpr (Keys::loaded) prev = key_at(keys, lo - 1); else prev = edge_keys[2 * tile - 1];
+        }
+        if (t + 1 < tile_threads) {
+            next = first_key[t + 1];
+        } else if (hi < n) {
+            if constexpr (Keys::loaded) next = key_at(keys, hi); else next = edge_keys[2 * tile + 2];
+        }
+
+        // Fold this thread's runs. Inner runs are complete and written now;
+        // the first run (head) and the last one go through the block scan.
+        // Computed keys change where the row reaches `bound`, the first row
+        // of the next segment, so most rows cost one compare.
+        if (k_first != prev) write_empty_range<T>(r, opts, out, M, prev, k_first);
+        S st = r.template init<T>(), head = st;
+        std::int64_t head_rows = 0, cur = k_first, bound = 0;
+        if constexpr (!Keys::loaded) bound = keys.bound(cur);
+        int run_start = 0;
+        bool multi = false;
+        auto close_run = [&](int i, std::int64_t k) {  // the run of `cur` ends before row i; key k begins
             if (!multi) {
                 head = st;
-                head_rows = rows;
+                head_rows = i - run_start;
                 multi = true;
             } else if (in_range(cur)) {
-                write_segment<T>(r, opts, out, cur, 0, st, rows);
+                write_segment<T>(r, opts, out, cur, 0, st, i - run_start);
             }
             write_empty_range<T>(r, opts, out, M, cur, k);
             st = r.template init<T>();
-            rows = 0;
+            run_start = i;
             cur = k;
+        };
+        for (int i = 0; i < count; ++i) {
+            if constexpr (Keys::loaded) {
+                const std::int64_t k = static_cast<std::int64_t>(ids[i]);
+                if (k != cur) close_run(i, k);
+            } else {
+                if (row0 + i >= bound) {
+                    close_run(i, keys.next(cur, row0 + i));
+                    bound = keys.bound(cur);
+                }
+            }
+            r.update(st, vals[i], row0 + i);
         }
-        const int e = t * tile_items + i;
-        if (e < valid) {
-            r.update(st, stage.values[tile_slot<tile_items>(e)], row0 + i);
-            ++rows;
+        // Where the input ends inside this thread, the rows after it count as
+        // key M (no segment): the run before them closes, its gap is filled.
+        if (count < tile_items && cur != M) close_run(count, M);
+        const std::int64_t rows = count - run_start;
+        if (!multi) {
+            head = st;
+            head_rows = rows;
         }
-    }
-    if (!multi) {
-        head = st;
-        head_rows = rows;
-    }
-    if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k_last, M);
+        if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k_last, M);
 
-    // Join runs across threads: excl is what the run holding this thread's
-    // first row gathered in earlier threads of the tile.
-    const bool continues = k_first == prev;
-    const run_part<S> mine{st, rows, multi || !continues};
-    run_part<S> excl, all;
-    __syncthreads();  // the scan reuses the staged rows' shared memory
-    scan(smem.scan).ExclusiveScan(mine, excl, run_part<S>{S(r.template init<T>()), 0, false}, join_runs<R>{r}, all);
-    S first = head;
-    std::int64_t first_rows = head_rows;
-    if (continues) {
-        first = excl.st;
-        r.combine(first, head);
-        first_rows += excl.rows;
-    }
-    if ((multi || next != k_first) && in_range(k_first)) {  // the first run ends in this thread
-        if (continues && !excl.reset) {                      // ... but began in an earlier tile
-            carry[tile].head = first;
-            carry[tile].head_rows = first_rows;
-        } else {
-            write_segment<T>(r, opts, out, k_first, 0, first, first_rows);
+        // Join runs across threads: excl is what the run holding this
+        // thread's first row gathered in earlier threads of the tile.
+        const bool continues = k_first == prev;
+        const run_part<S> mine{st, rows, multi || !continues};
+        run_part<S> excl, all;
+        scan(scan_temp).ExclusiveScan(mine, excl, run_part<S>{S(r.template init<T>()), 0, false}, join_runs<R>{r},
+                                      all);
+        S first = head;
+        std::int64_t first_rows = head_rows;
+        if (continues) {
+            first = excl.st;
+            r.combine(first, head);
+            first_rows += excl.rows;
         }
-    }
-    if (multi && next != k_last && in_range(k_last)) write_segment<T>(r, opts, out, k_last, 0, st, rows);
+        if ((multi || next != k_first) && in_range(k_first)) {  // the first run ends in this thread
+            if (continues && !excl.reset) {                      // ... but began in an earlier tile
+                carry[tile].head = first;
+                carry[tile].head_rows = first_rows;
+            } else {
+                write_segment<T>(r, opts, out, k_first, 0, first, first_rows);
+            }
+        }
+        if (multi && next != k_last && in_range(k_last)) write_segment<T>(r, opts, out, k_last, 0, st, rows);
     if (t == tile_threads - 1) {
         const bool goes_on = hi < n && next == k_last && in_range(next);
         carry[tile].tail_key = goes_on && all.reset ? next : -1;
@@ -302,6 +376,22 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, 3)
             carry[tile].head = all.st;
             carry[tile].head_rows = all.rows;
         }
+    }
+    __syncthreads();  // this stage and the scan storage are reused by the next tiles
+    }
+}
+
+// Computed keys: edge_keys[2t] and [2t + 1] are the keys of tile t's first
+// and last rows, each found by its own thread (a search of the starts costs
+// a chain of dependent loads; done once per tile, all tiles at once).
+template <class Keys>
+SEGRED_KERNEL void tile_edge_keys_kernel(Keys keys, std::int64_t n, std::int64_t tile_rows, std::int64_t tiles,
+                                         std::int64_t* edge_keys) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < 2 * tiles; e += stride) {
+        const std::int64_t tile = e / 2, lo = tile * tile_rows;
+        const std::int64_t hi = lo + tile_rows < n ? lo + tile_rows : n;
+        edge_keys[e] = keys.first(e % 2 == 0 ? lo : hi - 1);
     }
 }
 
@@ -352,9 +442,27 @@ void tile_reduce(const par_t& p, rows_view<const T> values, Keys keys, std::int6
     constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items_for<T, I, Keys>();
     const std::int64_t tiles = (values.n + tile_rows - 1) / tile_rows;
     temp_buffer<tile_carry<S>> carry(p, tiles);
-    tile_reduce_kernel<T, O, R, S, I><<<static_cast<unsigned>(tiles), tile_threads, 0, p.stream>>>(values, keys, M,
-                                                                                                out, r, opts,
-                                                                                                carry.get());
+    temp_buffer<std::int64_t> edge_keys(p, Keys::loaded ? 0 : 2 * tiles);
+    if constexpr (!Keys::loaded) {
+        tile_edge_keys_kernel<<<grid_for(2 * tiles), block_threads, 0, p.stream>>>(keys, values.n, tile_rows, tiles,
+                                                                                  edge_keys.get());
+        SEGRED_CUDA_CHECK(cudaGetLastError());
+    }
+    auto kernel = tile_reduce_kernel<T, O, R, S, I, Keys>;
+    constexpr std::size_t smem = tile_stage_bytes<T, I, Keys>();
+    // Two stages may pass the default 48 KB of dynamic shared memory. Set on
+    // every call: a device reset forgets it.
+    SEGRED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    // Persistent blocks: as many as fit on the device at once.
+    int per_sm = 0;
+    SEGRED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tile_threads, smem));
+    if (per_sm < 1) per_sm = 1;
+    int device = 0, sms = 0;
+    SEGRED_CUDA_CHECK(cudaGetDevice(&device));
+    SEGRED_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const std::int64_t grid = std::min<std::int64_t>(tiles, std::int64_t(sms) * per_sm);
+    kernel<<<static_cast<unsigned>(grid), tile_threads, smem, p.stream>>>(values, keys, M, out, r, opts, tiles,
+                                                                        edge_keys.get(), carry.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
     if (tiles < 2) return;
     const std::int64_t warps = block_threads / 32;
