@@ -24,9 +24,7 @@ namespace host_detail {
 template <class T, class O, class R>
 void reduce_layout(const host_policy& p, const layout& L, rows_view<const T> values, rows_view<O> out, const R& r,
                    const options& opts) {
-    using S = state_t<R, T>;
-    reduce_segments(p, L, out.width, make_row_fold(r, values, out.width),
-                    [&](std::int64_t s, S* st, std::int64_t rows) { write_segment<T>(r, opts, out, s, st, rows); });
+    reduce_segments(p, L, out.width, make_row_fold(r, values, out.width), make_segment_writer<T>(r, opts, out));
 }
 
 // Whether an empty segment's output equals what its untouched initial state
@@ -44,9 +42,8 @@ bool empty_is_initial(const options& opts) {
 template <class T, class O, class R, class IdOf>
 void scatter_reduce(const host_policy& p, rows_view<const T> values, std::int64_t M, rows_view<O> out, const R& r,
                     const options& opts, IdOf&& id_of) {
-    using S = state_t<R, T>;
     const auto folder = make_row_fold(r, values, out.width);
-    auto emit = [&](std::int64_t s, S* st, std::int64_t rows) { write_segment<T>(r, opts, out, s, st, rows); };
+    const auto emit = make_segment_writer<T>(r, opts, out);
     if (opts.counts_out)
         scatter_segments<row_counts>(p, values.n, M, out.width, folder, id_of, emit);
     else if (empty_is_initial<R>(opts))
@@ -84,6 +81,21 @@ void segment_reduce_impl(const host_policy& p, const char* fn, rows_view<const T
                                 [&seg](std::int64_t i) { return seg.linear_index(i); });
 }
 
+// Offsets other than int64 under check/unchecked: read in place.
+template <class T, class I, class O, class R>
+void segment_reduce_impl(const host_policy& p, const char* fn, rows_view<const T> values, const offsets_desc<I>& seg,
+                         rows_view<O> out, const R& r, const options& opts) {
+    if (opts.bounds_mode == bounds_policy::drop || std::is_same<I, std::int64_t>::value || seg.ptr == nullptr) {
+        const host_detail::layout L = host_detail::build(p, fn, seg, values.n, opts.bounds_mode);
+        host_detail::reduce_layout(p, L, values, out, r, opts);
+        return;
+    }
+    if (opts.bounds_mode == bounds_policy::check) host_detail::check_offsets(p, fn, seg, values.n);
+    host_detail::reduce_segments(p, host_detail::offsets_segments<I>{seg.ptr, seg.M}, out.width,
+                                 host_detail::make_row_fold(r, values, out.width),
+                                 host_detail::make_segment_writer<T>(r, opts, out));
+}
+
 // Sorted ids: runs of equal ids, straight from the ids (no starts array).
 template <class T, class I, class O, class R>
 void segment_reduce_impl(const host_policy& p, const char* fn, rows_view<const T> values,
@@ -95,10 +107,9 @@ void segment_reduce_impl(const host_policy& p, const char* fn, rows_view<const T
         segment_reduce_impl(p, fn, values, ids_desc<I>{seg.ptr, seg.M}, out, r, opts);
         return;
     }
-    using S = state_t<R, T>;
     host_detail::reduce_sorted_runs(
         p, seg.ptr, values.n, seg.M, out.width, host_detail::make_row_fold(r, values, out.width),
-        [&](std::int64_t s, S* st, std::int64_t rows) { host_detail::write_segment<T>(r, opts, out, s, st, rows); });
+        host_detail::make_segment_writer<T>(r, opts, out));
 }
 
 } // namespace segred

@@ -40,17 +40,21 @@ struct layout {
 
 inline std::int64_t clamp_row(std::int64_t v, std::int64_t n) { return std::min(std::max<std::int64_t>(v, 0), n); }
 
+// Offsets start at 0 or later, never decrease and end at n or before.
+template <class I>
+void check_offsets(const host_policy& p, const char* fn, const offsets_desc<I>& d, std::int64_t n) {
+    if (static_cast<std::int64_t>(d.ptr[0]) < 0) detail::fail_negative(fn, "offsets", 0, d.ptr[0]);
+    const std::int64_t bad = first_bad(p, d.M, [&](std::int64_t i) { return d.ptr[i + 1] < d.ptr[i]; });
+    if (bad >= 0) detail::fail_decreasing(fn, "offsets", bad + 1, d.ptr[bad + 1], d.ptr[bad]);
+    if (static_cast<std::int64_t>(d.ptr[d.M]) > n) detail::fail_past_end(fn, d.M, d.ptr[d.M], n);
+}
+
 template <class I>
 layout build(const host_policy& p, const char* fn, const offsets_desc<I>& d, std::int64_t n, bounds_policy b) {
     layout L;
     L.M = d.M;
     if (d.ptr == nullptr) return L;  // M == 0 and n == 0: nothing to describe
-    if (b == bounds_policy::check) {
-        if (static_cast<std::int64_t>(d.ptr[0]) < 0) detail::fail_negative(fn, "offsets", 0, d.ptr[0]);
-        const std::int64_t bad = first_bad(p, d.M, [&](std::int64_t i) { return d.ptr[i + 1] < d.ptr[i]; });
-        if (bad >= 0) detail::fail_decreasing(fn, "offsets", bad + 1, d.ptr[bad + 1], d.ptr[bad]);
-        if (static_cast<std::int64_t>(d.ptr[d.M]) > n) detail::fail_past_end(fn, d.M, d.ptr[d.M], n);
-    }
+    if (b == bounds_policy::check) check_offsets(p, fn, d, n);
     if (b != bounds_policy::drop && std::is_same<I, std::int64_t>::value) {
         L.starts = reinterpret_cast<const std::int64_t*>(d.ptr);
         return L;

@@ -29,7 +29,8 @@ constexpr std::int64_t segments_per_chunk = 256;
 
 // Segments per chunk for a layout: about 16K rows a chunk on average, so
 // one-row segments do not pay a scheduling step every 256 rows.
-inline std::int64_t segment_grain(const layout& L) {
+template <class Segments>
+std::int64_t segment_grain(const Segments& L) {
     const std::int64_t avg = L.M > 0 ? std::max<std::int64_t>(1, L.covered() / L.M) : 1;
     return std::max<std::int64_t>(segments_per_chunk, (std::int64_t(1) << 14) / avg);
 }
@@ -44,11 +45,23 @@ state_array<State> make_states(std::int64_t count) {
     return state_array<State>(new State[static_cast<std::size_t>(count > 0 ? count : 0)]);
 }
 
-// Reduce every segment of L to `width` states and hand them to
-// emit(s, states, rows_in_segment). The folder F (see row_fold.hpp) gives
-// fold(st, k0, k1, perm) and combine(a, b).
-template <class F, class Emit>
-void reduce_segments(const host_policy& p, const layout& L, std::int64_t width, const F& folder, Emit&& emit) {
+// The caller's offsets as segments, read in place (layout's interface: M,
+// begin, end, perm, covered), so narrow offsets need no widened copy.
+template <class I>
+struct offsets_segments {
+    const I* ptr;
+    std::int64_t M;
+    const std::int64_t* perm = nullptr;
+    std::int64_t begin(std::int64_t s) const { return static_cast<std::int64_t>(ptr[s]); }
+    std::int64_t end(std::int64_t s) const { return begin(s + 1); }
+    std::int64_t covered() const { return M == 0 ? 0 : end(M - 1) - begin(0); }
+};
+
+// Reduce every segment of L (a layout, or offsets_segments) to `width`
+// states and hand them to emit(s, states, rows_in_segment). The folder F
+// (see row_fold.hpp) gives fold(st, k0, k1, perm) and combine(a, b).
+template <class Segments, class F, class Emit>
+void reduce_segments(const host_policy& p, const Segments& L, std::int64_t width, const F& folder, Emit&& emit) {
     using State = typename F::state;
     const std::int64_t piece = piece_rows(width);
 

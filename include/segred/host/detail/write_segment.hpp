@@ -16,5 +16,36 @@ void write_segment(const R& r, const options& opts, const rows_view<O>& out, std
     for (std::int64_t f = 0; f < out.width; ++f) detail::write_result<T>(r, opts, out, s, f, st[f], rows);
 }
 
+// write_segment as a callable for the loops. The common case -- one column,
+// no counts, arg out or accumulate -- is decided once, not per segment: a
+// segment then costs one store (its finalized state, or the precomputed
+// empty value).
+template <class T, class O, class R>
+struct segment_writer {
+    const R& r;
+    const options& opts;
+    rows_view<O> out;
+    bool simple;
+    O empty;
+
+    segment_writer(const R& r_, const options& o, rows_view<O> out_)
+        : r(r_), opts(o), out(out_),
+          simple(out_.width == 1 && !o.counts_out && !o.accumulate_into && !(R::has_arg && o.arg_ptr)),
+          empty(detail::empty_value<T, O>(r_, o)) {}
+
+    void operator()(std::int64_t s, state_t<R, T>* st, std::int64_t rows) const {
+        if (simple) {
+            out.data[s] = rows == 0 ? empty : detail::to_output<O>(r.finalize(st[0]));
+            return;
+        }
+        write_segment<T>(r, opts, out, s, st, rows);
+    }
+};
+
+template <class T, class O, class R>
+segment_writer<T, O, R> make_segment_writer(const R& r, const options& opts, rows_view<O> out) {
+    return segment_writer<T, O, R>(r, opts, out);
+}
+
 } // namespace host_detail
 } // namespace segred
