@@ -252,7 +252,11 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
         return;
     }
 
-    if (static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes) {
+    // Many segments whose states exceed the cache: partition first, unless
+    // ids mostly repeat their predecessor (then the owned-range loop folds
+    // whole runs in a register and barely touches memory). Both give each
+    // segment its rows in row order, so the choice does not change a bit.
+    if (static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes && !repeats_often(0, n)) {
         partitioned_scatter<Tally>(p, n, M, width, folder, id_of, emit);
         return;
     }
