@@ -3,10 +3,12 @@
 //
 // The segment-centric kernel (reduce_kernels.cuh) gives each segment a lane
 // or a warp, so its speed depends on the length distribution. Here every
-// block takes the same 4096 rows (2048 for wide values or keys) whatever the
-// segments are: each thread folds 16 (8) consecutive rows run by run, staged
-// in shared memory, a block-wide segmented scan joins the runs
-// that cross threads, and the thread holding a segment's last row writes it.
+// tile is the same 4096 rows (2048 for wide values or keys) whatever the
+// segments are: persistent blocks stage tiles in shared memory, two at a time
+// (the next one's copies fly while this one is folded), each thread folds its
+// 16 (8) consecutive rows run by run, a block-wide segmented scan joins the
+// runs that cross threads, and the thread holding a segment's last row
+// writes it.
 // Runs that cross a tile boundary leave partial states (a tile's head and
 // tail); a second kernel joins them, one warp per crossing run, in tile
 // order. Tiles, per-thread folds and the joins all have fixed shapes, so the
@@ -14,7 +16,8 @@
 //
 // Row keys are the segment of each row, non-decreasing: sorted ids as they
 // are, fixed segments by division, starts by a search for each thread's first
-// row and a walk after it. Keys outside [0, M) mark rows in no segment (before
+// row, then a compare of each row with the next segment's first row. Keys
+// outside [0, M) mark rows in no segment (before
 // the first offset, after the last). Segments whose ids no row has are empty:
 // the thread that sees the gap between two keys writes them.
 #pragma once
@@ -41,7 +44,7 @@ namespace detail {
 
 constexpr int tile_threads = 256;
 // Consecutive rows per thread: 16, or 8 when a row's staged bytes (value and
-// loaded key) exceed 8, so the staging stays within 48 KB of shared memory.
+// loaded key) exceed 8, so two stages take at most about 74 KB of shared memory.
 template <class T, class I, class Keys>
 constexpr int tile_items_for() {
     return sizeof(T) + (Keys::loaded ? sizeof(I) : 0) <= 8 ? 16 : 8;

@@ -1,19 +1,21 @@
 // segred/host/detail/scatter.hpp -- unsorted ids reduced by a direct scatter
 // into per-segment states, without sorting the rows first.
 //
-// Two shapes, picked from n, M and the width only (never the thread count),
-// so every result bit is the same whatever the number of threads:
+// Three shapes, picked from n, M and the width (never the thread count), so
+// every result bit is the same whatever the number of threads:
 //
 // - Few segments (blocks): rows are cut into fixed blocks, each several times
 //   larger than M. A block folds its rows, in row order, into private states;
 //   the blocks' states are then combined per segment in block order.
-// - Many segments (owned ranges): a block would be as big as the input, so
-//   instead each thread owns a range of segment ids and scans every row,
-//   folding only the rows of its own segments. Each segment then sees its
-//   rows in row order from one initial state: the plain sequential result.
+// - Many segments whose states fit in cache (owned ranges): each thread owns
+//   a range of segment ids and scans every row, folding only the rows of its
+//   own segments. Each segment then sees its rows in row order from one
+//   initial state: the plain sequential result.
+// - Many segments beyond that (partitioned): rows are first partitioned by id
+//   range, stably, then each partition folds into a cache-sized slice of
+//   states: again the sequential result. (Inputs whose ids mostly repeat
+//   their predecessor take owned ranges instead, with the same bits.)
 //
-// Both read each value once and touch states that are either private and
-// cache-sized, or (owned ranges) written by one thread only.
 #pragma once
 
 #include <algorithm>
