@@ -131,4 +131,19 @@ inline seg_input<std::int32_t> large_fixed(i64 size, i64 M) {
     return s;
 }
 
+// Every sorted form over large_lengths (sorted ids, offsets, lengths), then
+// fixed segments of `fixed_size` rows and of 3 rows, about 300000 rows each.
+template <class T, class I, class Policies, class Mem>
+void large_sorted_forms(segref::rng& g, const Policies& policies, const Mem& mem, i64 fixed_size) {
+    large_every_state<form::sorted_ids, T, I>(g, policies, mem,
+                                              [&](bool corrupt) { return large_sorted<form::sorted_ids, I>(g, corrupt); });
+    large_every_state<form::offsets, T, I>(g, policies, mem,
+                                           [&](bool corrupt) { return large_sorted<form::offsets, I>(g, corrupt); });
+    large_every_state<form::lengths, T, I>(g, policies, mem,
+                                           [&](bool corrupt) { return large_sorted<form::lengths, I>(g, corrupt); });
+    for (i64 size : {fixed_size, i64(3)})
+        large_every_state<form::fixed, T, std::int32_t>(g, policies, mem,
+                                                        [&](bool) { return large_fixed(size, 300000 / size); });
+}
+
 } // namespace segtest

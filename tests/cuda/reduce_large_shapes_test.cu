@@ -26,16 +26,7 @@ TYPED_TEST(CudaLargeShapes, SortedForms) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    const segtest::device_memory mem;
-    segtest::large_every_state<form::sorted_ids, T, I>(
-        g, policies, mem, [&](bool corrupt) { return segtest::large_sorted<form::sorted_ids, I>(g, corrupt); });
-    segtest::large_every_state<form::offsets, T, I>(
-        g, policies, mem, [&](bool corrupt) { return segtest::large_sorted<form::offsets, I>(g, corrupt); });
-    segtest::large_every_state<form::lengths, T, I>(
-        g, policies, mem, [&](bool corrupt) { return segtest::large_sorted<form::lengths, I>(g, corrupt); });
-    for (i64 size : {5000, 3})
-        segtest::large_every_state<form::fixed, T, std::int32_t>(
-            g, policies, mem, [&](bool) { return segtest::large_fixed(size, 300000 / size); });
+    segtest::large_sorted_forms<T, I>(g, policies, segtest::device_memory{}, 5000);
 }
 
 TYPED_TEST(CudaLargeShapes, UnsortedIds) {

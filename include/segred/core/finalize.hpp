@@ -32,6 +32,14 @@ SEGRED_HD O empty_value(const R& r, const options& opts) {
     }
 }
 
+// Whether the fill of an empty segment is 0 for a reducer whose identity is
+// 0 (sum, count): a zero or identity fill, or the constant 0. Both backends
+// then let an untouched zero accumulator stand for an empty segment.
+inline bool zero_fill(const options& opts) {
+    return opts.fill_mode == fill_kind::zero || opts.fill_mode == fill_kind::identity ||
+           (opts.fill_mode == fill_kind::constant && opts.fill_value == 0.0);
+}
+
 // Write column f of segment s, whose `rows` rows reduced to `st`. An empty
 // segment gets the fill value, or keeps out under accumulate; otherwise with
 // accumulate the existing value takes part as one more element, first.

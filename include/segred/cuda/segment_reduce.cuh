@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "../core/descriptors.hpp"
+#include "../core/finalize.hpp"
 #include "../core/numeric.hpp"
 #include "../core/options.hpp"
 #include "../core/reducers.hpp"
@@ -33,25 +34,21 @@ namespace detail {
 // output itself and an empty segment's output is 0, exactly what the adds
 // leave there (with accumulate, an empty segment keeps out, as adding nothing
 // does).
-inline bool zero_fill(const options& opts) {
-    return opts.fill_mode == fill_kind::zero || opts.fill_mode == fill_kind::identity ||
-           (opts.fill_mode == fill_kind::constant && opts.fill_value == 0.0);
-}
-
 template <class T, class O, class R>
 bool scatters_into_out(const rows_view<O>& out, const options& opts) {
     using A = segred::detail::accum_t<T>;
     constexpr bool sum_into_total = std::is_same<R, segred::sum>::value && std::is_same<O, A>::value;
     constexpr bool count_into_int64 = std::is_same<R, segred::count>::value && std::is_same<O, std::int64_t>::value;
     if (!(sum_into_total || (count_into_int64 && out.width == 1)) || opts.counts_out) return false;
-    return opts.accumulate_into || zero_fill(opts);
+    return opts.accumulate_into || segred::detail::zero_fill(opts);
 }
 
 // Whether a sum needs no per-segment counts: an empty segment's total is 0,
 // which is also its output (zero fill, no counts(), no accumulate).
 template <class R>
 bool sum_needs_no_counts(const options& opts) {
-    return std::is_same<R, segred::sum>::value && !opts.counts_out && !opts.accumulate_into && zero_fill(opts);
+    return std::is_same<R, segred::sum>::value && !opts.counts_out && !opts.accumulate_into &&
+           segred::detail::zero_fill(opts);
 }
 
 template <class T, class O, class R, class SegOf>

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../core/finalize.hpp"
 #include "../core/options.hpp"
 #include "../core/policy.hpp"
 #include "../core/reducers.hpp"
@@ -33,9 +34,7 @@ void reduce_layout(const host_policy& p, const layout& L, rows_view<const T> val
 template <class R>
 bool empty_is_initial(const options& opts) {
     constexpr bool zero_start = std::is_same<R, segred::sum>::value || std::is_same<R, segred::count>::value;
-    return zero_start && !opts.counts_out && !opts.accumulate_into &&
-           (opts.fill_mode == fill_kind::zero || opts.fill_mode == fill_kind::identity ||
-            (opts.fill_mode == fill_kind::constant && opts.fill_value == 0.0));
+    return zero_start && !opts.counts_out && !opts.accumulate_into && detail::zero_fill(opts);
 }
 
 // Unsorted ids: a direct scatter, with id_of(i) the segment of row i or -1.
