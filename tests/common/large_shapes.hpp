@@ -25,15 +25,22 @@ namespace segtest {
 
 // Reducers with every kind of state: a scalar, a (value, row) pair, a
 // (sum, count) pair, an integer count, and logsumexp's (max, sum). Each runs
-// with fresh random options; make(corrupt) builds the input, with bad
+// with fresh random options, and sum and count once more as a plain
+// zero-filled reduction; make(corrupt) builds the input, with bad
 // indices when corrupt (only then is the bounds policy drop).
 template <form F, class T, class I, class Policies, class Mem>
 void large_every_state(segref::rng& g, const Policies& policies, const Mem& mem,
                        const std::function<seg_input<I>(bool corrupt)>& make) {
     using segref::op;
-    auto run = [&](auto reducer, op o, auto out_tag) {
+    // plain: a zero-filled sum or count with no accumulate, counts or arg
+    // out, the case both backends fold straight into the output.
+    auto run = [&](auto reducer, op o, auto out_tag, bool plain = false) {
         using O = decltype(out_tag);
         trial_config c = random_config<F, T, O>(g, o);
+        if (plain) {
+            c.fill_mode = segref::fill::zero;
+            c.accumulate = c.counts = c.arg = false;
+        }
         const seg_input<I> s = make(c.bounds == segred::bounds_policy::drop);
         std::vector<T> values = segref::random_values<T>(g, s.n * c.width, c.kind);
         if (c.nan)
@@ -46,6 +53,8 @@ void large_every_state(segref::rng& g, const Policies& policies, const Mem& mem,
         }
     };
     run(segred::sum{}, op::sum, T{});
+    run(segred::sum{}, op::sum, T{}, true);
+    run(segred::count{}, op::count, std::int64_t{}, true);
     run(segred::max{}, op::max, T{});
     run(segred::argmin{}, op::argmin, std::int64_t{});
     run(segred::mean{}, op::mean, T{});

@@ -15,6 +15,16 @@
 #define SEGRED_HD
 #endif
 
+// For the few small functions that sit in a per-row or per-segment loop and
+// that the compiler would otherwise call (it judges by size, not by trip count).
+#if defined(__GNUC__) || defined(__clang__)
+#define SEGRED_FORCE_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define SEGRED_FORCE_INLINE __forceinline
+#else
+#define SEGRED_FORCE_INLINE inline
+#endif
+
 // CUDA kernels and other device symbols live in a versioned inline namespace
 // with hidden visibility, so two shared libraries that vendor different segred
 // versions never merge each other's kernels at link or load time.

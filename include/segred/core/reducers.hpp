@@ -17,7 +17,10 @@
 //   template <class T, class O> state<T> seed(const O& existing) const;
 //                                                  state holding `existing`
 //                                                  as one more element
-//   static constexpr bool has_arg;                 tracks the winning row
+//   static constexpr bool has_arg;                 tracks the winning row;
+//                                                  only then may update read
+//                                                  its row argument (the host
+//                                                  may pass 0 otherwise)
 //
 // Every member is SEGRED_HD so the CUDA backend runs the same code.
 #pragma once

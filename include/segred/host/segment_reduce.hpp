@@ -37,6 +37,19 @@ bool empty_is_initial(const options& opts) {
     return zero_start && !opts.counts_out && !opts.accumulate_into && detail::zero_fill(opts);
 }
 
+// The output itself as the scatter's states, where it can be (see
+// scatter_segments): an output of exactly the state type. Only asked for
+// when empty_is_initial holds, so finalize is the identity (sum, count).
+template <class T, class R, class O>
+state_t<R, T>* direct_states(rows_view<O> out) {
+    if constexpr (std::is_same<state_t<R, T>, O>::value) {
+        return out.data;
+    } else {
+        (void)out;
+        return nullptr;
+    }
+}
+
 // Unsorted ids: a direct scatter, with id_of(i) the segment of row i or -1.
 template <class T, class O, class R, class IdOf>
 void scatter_reduce(const host_policy& p, rows_view<const T> values, std::int64_t M, rows_view<O> out, const R& r,
@@ -46,7 +59,7 @@ void scatter_reduce(const host_policy& p, rows_view<const T> values, std::int64_
     if (opts.counts_out)
         scatter_segments<row_counts>(p, values.n, M, out.width, folder, id_of, emit);
     else if (empty_is_initial<R>(opts))
-        scatter_segments<no_tally>(p, values.n, M, out.width, folder, id_of, emit);
+        scatter_segments<no_tally>(p, values.n, M, out.width, folder, id_of, emit, direct_states<T, R>(out));
     else
         scatter_segments<row_seen>(p, values.n, M, out.width, folder, id_of, emit);
 }

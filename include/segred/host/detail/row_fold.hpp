@@ -16,6 +16,9 @@ template <class T, class R>
 struct row_fold {
     using state = state_t<R, T>;
     using value_type = T;
+    // Whether update reads the row index (a reducer that records the
+    // winning row) rather than only the value.
+    static constexpr bool uses_row = R::has_arg;
     const R& r;
     rows_view<const T> values;
     std::int64_t width;

@@ -82,18 +82,36 @@ struct no_tally {
 // thus sees exactly its rows in row order: the sequential result.
 constexpr std::int64_t partition_bytes = std::int64_t(1) << 21;
 
-template <class T>
+// An entry carries the row only where the fold needs it: for wide rows (it
+// reads the row's columns) and for reducers that record the winning row. A
+// one-column sum or max moves 8 bytes a row (fp32), not 16.
+template <class T, bool WithRow>
 struct partition_entry {
     std::int64_t row;
     std::uint32_t local;  // id minus the partition's first id
     T value;              // the row's value when rows have one column
 };
+template <class T>
+struct partition_entry<T, false> {
+    std::uint32_t local;
+    T value;
+};
 
 template <class Tally, class F, class IdOf, class Emit>
 void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width, const F& folder,
-                         IdOf&& id_of, Emit&& emit) {
+                         IdOf&& id_of, Emit&& emit, typename F::state* direct) {
+    if (width == 1 && !F::uses_row)
+        partitioned_scatter<Tally, false>(p, n, M, width, folder, id_of, emit, direct);
+    else
+        partitioned_scatter<Tally, true>(p, n, M, width, folder, id_of, emit, direct);
+}
+
+template <class Tally, bool WithRow, class F, class IdOf, class Emit>
+void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width, const F& folder,
+                         IdOf&& id_of, Emit&& emit, typename F::state* direct) {
     using State = typename F::state;
     using T = typename F::value_type;
+    using entry = partition_entry<T, WithRow>;
     // Ids per partition: a power of two (a shift, not a division, per row)
     // whose states take about a quarter of partition_bytes.
     int shift = 6;
@@ -123,89 +141,141 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
         }
     }
     part_start[static_cast<std::size_t>(parts)] = run;
-    std::unique_ptr<partition_entry<T>[]> entries(new partition_entry<T>[static_cast<std::size_t>(run > 0 ? run : 1)]);
+    std::unique_ptr<entry[]> entries(new entry[static_cast<std::size_t>(run > 0 ? run : 1)]);
     parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
         std::int64_t* next = slot.data() + b * parts;
         for (std::int64_t i = b * block_rows, hi = std::min(n, (b + 1) * block_rows); i < hi; ++i) {
             const std::int64_t k = id_of(i);
             if (k < 0) continue;
             const std::int64_t q = k >> shift;
-            partition_entry<T>& e = entries[static_cast<std::size_t>(next[q]++)];
-            e.row = i;
+            entry& e = entries[static_cast<std::size_t>(next[q]++)];
+            if constexpr (WithRow) e.row = i;
             e.local = static_cast<std::uint32_t>(k - q * part_ids);
             if (width == 1) e.value = folder.values.data[i * folder.values.width];
         }
     });
-    const state_array<State> states = make_states<State>(M * width);
+    const state_array<State> states = make_states<State>(direct ? 0 : M * width);
+    State* const all = direct ? direct : states.get();
     Tally tally(M);
     parallel_chunks(p, parts, 1, [&](std::int64_t q, std::int64_t) {
         const std::int64_t lo = q * part_ids, hi = std::min(M, lo + part_ids);
-        State* st = states.get() + lo * width;
+        State* st = all + lo * width;
         for (std::int64_t j = 0; j < (hi - lo) * width; ++j) st[j] = folder.init();
         for (std::int64_t e = part_start[static_cast<std::size_t>(q)]; e < part_start[static_cast<std::size_t>(q) + 1]; ++e) {
-            const partition_entry<T>& x = entries[static_cast<std::size_t>(e)];
-            if (width == 1)
-                folder.update_value(st[x.local], x.value, x.row);
-            else
-                folder.update(st + std::int64_t(x.local) * width, x.row);
+            const entry& x = entries[static_cast<std::size_t>(e)];
+            if constexpr (WithRow) {
+                if (width == 1)
+                    folder.update_value(st[x.local], x.value, x.row);
+                else
+                    folder.update(st + std::int64_t(x.local) * width, x.row);
+            } else {
+                folder.update_value(st[x.local], x.value, 0);  // the reducer ignores the row
+            }
             tally.add(lo + x.local, 1);
         }
-        for (std::int64_t s = lo; s < hi; ++s) emit(s, states.get() + s * width, tally.rows(s));
+        if (!direct)
+            for (std::int64_t s = lo; s < hi; ++s) emit(s, all + s * width, tally.rows(s));
     });
 }
+
+// Folds rows into the states they pick, one row at a time. With `merge`,
+// a run of rows that pick the same state is folded in a register and
+// stored once: the same sequence of updates (so the same bits), without a
+// store-to-load chain through memory when ids repeat, but with a branch
+// that mispredicts when they do not; so merge is chosen from a sample.
+template <class Tally, class F>
+struct run_folder {
+    using State = typename F::state;
+    const F& folder;
+    std::int64_t width;
+    Tally& tally;
+    bool merge;
+    State* cur = nullptr;  // the state the open run folds into
+    std::int64_t slot = -1, rows = 0;
+    State reg{};
+    void row(State* st, std::int64_t k, std::int64_t i) {  // st: the states of slot 0
+        if (width != 1) {
+            folder.update(st + k * width, i);
+            tally.add(k, 1);
+            return;
+        }
+        if (!merge) {
+            folder.update_one(st[k], i);
+            tally.add(k, 1);
+            return;
+        }
+        if (st + k != cur) {
+            flush();
+            cur = st + k;
+            slot = k;
+            reg = *cur;
+        }
+        folder.update_one(reg, i);
+        ++rows;
+    }
+    void flush() {
+        if (cur == nullptr) return;
+        *cur = reg;
+        tally.add(slot, rows);
+        cur = nullptr;
+        rows = 0;
+    }
+    // Rows [lo, hi) into the states they pick: row i into slot slot_of(i)
+    // of st (skipped when negative). The one-column case without merging is
+    // the hot loop of a scatter, so it gets its own loop, with the value
+    // pointer and stride in registers: a row then costs the loads of its id
+    // and value and one read-modify-write of its state, as a hand-written
+    // scatter does. With Prefetch, the state of the row `ahead` rows on is
+    // fetched early (states beyond the cache).
+    template <bool Prefetch, class SlotOf>
+    void rows_of(State* st, std::int64_t lo, std::int64_t hi, const SlotOf& slot_of) {
+        constexpr std::int64_t ahead = 32;
+        auto prefetch = [&](std::int64_t i) {
+            if (!Prefetch || i + ahead >= hi) return;
+            const std::int64_t kp = slot_of(i + ahead);
+            if (kp < 0) return;
+            prefetch_write(st + kp * width);
+            tally.prefetch(kp);
+        };
+        if (width == 1 && !merge) {
+            const auto* const v = folder.values.data;
+            const std::int64_t stride = folder.values.width;
+            for (std::int64_t i = lo; i < hi; ++i) {
+                prefetch(i);
+                const std::int64_t k = slot_of(i);
+                if (k < 0) continue;
+                folder.update_value(st[k], v[i * stride], i);
+                tally.add(k, 1);
+            }
+            return;
+        }
+        for (std::int64_t i = lo; i < hi; ++i) {
+            prefetch(i);
+            const std::int64_t k = slot_of(i);
+            if (k >= 0) row(st, k, i);
+        }
+        flush();
+    }
+};
 
 // F is a row folder (row_fold.hpp). id_of(i): segment of row i, or -1 to
 // skip it. emit(s, st, rows) receives segment s's states and its number of
 // rows; without exact counts (Tally = row_seen), rows is only 0 for empty.
+//
+// direct, when not null, is where the final states go: the output itself,
+// when a segment's output is its state unchanged and an empty segment's is
+// the initial state (a zero-filled sum into the accumulation type, with no
+// tally). The shapes that give the sequential result then fold straight into
+// it and skip both a state array as large as the output (and its page
+// faults) and the pass that copies it out.
 template <class Tally, class F, class IdOf, class Emit>
 void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width, const F& folder,
-                      IdOf&& id_of, Emit&& emit) {
+                      IdOf&& id_of, Emit&& emit, typename F::state* direct = nullptr) {
     using State = typename F::state;
     if (M <= 0) return;
     const std::int64_t block_rows = scatter_block_rows(M, width);
     const std::int64_t blocks = (n + block_rows - 1) / block_rows;
     const std::int64_t span = M * width;
-    // Folds rows into the states they pick, one row at a time. With `merge`,
-    // a run of rows that pick the same state is folded in a register and
-    // stored once: the same sequence of updates (so the same bits), without a
-    // store-to-load chain through memory when ids repeat, but with a branch
-    // that mispredicts when they do not; so merge is chosen from a sample.
-    struct run_folder {
-        const F& folder;
-        std::int64_t width;
-        Tally& tally;
-        bool merge;
-        State* cur = nullptr;  // the state the open run folds into
-        std::int64_t slot = -1, rows = 0;
-        State reg{};
-        void row(State* st, std::int64_t k, std::int64_t i) {  // st: the states of slot 0
-            if (width != 1) {
-                folder.update(st + k * width, i);
-                tally.add(k, 1);
-                return;
-            }
-            if (!merge) {
-                folder.update_one(st[k], i);
-                tally.add(k, 1);
-                return;
-            }
-            if (st + k != cur) {
-                flush();
-                cur = st + k;
-                slot = k;
-                reg = *cur;
-            }
-            folder.update_one(reg, i);
-            ++rows;
-        }
-        void flush() {
-            if (cur == nullptr) return;
-            *cur = reg;
-            tally.add(slot, rows);
-            cur = nullptr;
-            rows = 0;
-        }
-    };
 
     // Whether most of the first rows from lo repeat the id before them.
     auto repeats_often = [&](std::int64_t lo, std::int64_t hi) {
@@ -216,20 +286,20 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
     };
 
     if (blocks >= min_scatter_blocks) {
-        const state_array<State> partial = make_states<State>(blocks * span);
+        // Blocks' states are `stride` apart: at least a cache line between
+        // two blocks, so threads folding neighbouring blocks never write the
+        // same line (with M = 16 a block's states are one line or less).
+        const std::int64_t stride = span + (64 + static_cast<std::int64_t>(sizeof(State)) - 1) / static_cast<std::int64_t>(sizeof(State));
+        const state_array<State> partial = make_states<State>(blocks * stride);
         std::vector<Tally> counts;
         counts.reserve(static_cast<std::size_t>(blocks));
         for (std::int64_t b = 0; b < blocks; ++b) counts.emplace_back(M);
         parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
-            State* st = partial.get() + b * span;
+            State* st = partial.get() + b * stride;
             for (std::int64_t j = 0; j < span; ++j) st[j] = folder.init();
             const std::int64_t lo = b * block_rows, hi = std::min(n, (b + 1) * block_rows);
-            run_folder fold{folder, width, counts[static_cast<std::size_t>(b)], repeats_often(lo, hi)};
-            for (std::int64_t i = lo; i < hi; ++i) {
-                const std::int64_t k = id_of(i);
-                if (k >= 0) fold.row(st, k, i);
-            }
-            fold.flush();
+            run_folder<Tally, F> fold{folder, width, counts[static_cast<std::size_t>(b)], repeats_often(lo, hi)};
+            fold.template rows_of<false>(st, lo, hi, id_of);
         });
         // Combine in block order; segments in chunks so each block's states
         // are read as runs of consecutive memory.
@@ -239,7 +309,7 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
             for (std::int64_t s = lo; s < hi; ++s) rows[static_cast<std::size_t>(s - lo)] = counts[0].rows(s);
             std::copy(partial.get() + lo * width, partial.get() + hi * width, acc.get());
             for (std::int64_t b = 1; b < blocks; ++b) {
-                const State* st = partial.get() + b * span;
+                const State* st = partial.get() + b * stride;
                 const Tally& cnt = counts[static_cast<std::size_t>(b)];
                 for (std::int64_t s = lo; s < hi; ++s) {
                     if (cnt.rows(s) == 0) continue;
@@ -254,50 +324,49 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
         return;
     }
 
-    // Many segments whose states exceed the cache: partition first, unless
-    // ids mostly repeat their predecessor (then the owned-range loop folds
-    // whole runs in a register and barely touches memory). Both give each
-    // segment its rows in row order, so the choice does not change a bit.
-    if (static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes && !repeats_often(0, n)) {
-        partitioned_scatter<Tally>(p, n, M, width, folder, id_of, emit);
+    // Many segments whose states exceed the cache, on several threads:
+    // partition first, unless ids mostly repeat their predecessor (then the
+    // owned-range loop folds whole runs in a register and barely touches
+    // memory). One thread takes the owned-range loop, a plain scatter, which
+    // beats partitioning there (it moves each row once). Both shapes give
+    // each segment its rows in row order, so the choice -- unlike the choice
+    // of the block shape -- may depend on the thread count: not a bit changes.
+    const std::int64_t threads = thread_count(p);
+    if (threads > 1 && static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes && !repeats_often(0, n)) {
+        partitioned_scatter<Tally>(p, n, M, width, folder, id_of, emit, direct);
         return;
     }
 
     // Owned ranges: thread t folds the rows of segments [t*M/T, (t+1)*M/T),
     // range ends rounded to 64 segments so no two threads write the same
-    // cache line of the tally. Rows of other threads' segments go to a private spare
-    // state, so the loop has no data-dependent branch.
-    const std::int64_t owners = std::max<std::int64_t>(1, std::min<std::int64_t>(thread_count(p), M / 64));
-    const state_array<State> states = make_states<State>(span + owners * width);
-    const std::int64_t spare0 = (M + 63) / 64 * 64;  // spare slots start on a fresh tally line
+    // cache line of the tally. With several owners, rows of other threads'
+    // segments go to a private spare slot (its own tally line too), so the
+    // loop has no data-dependent branch; a single owner only skips the rows
+    // that have no segment (drop), and may fold straight into `direct`.
+    const std::int64_t owners = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, M / 64));
+    if (owners > 1) direct = nullptr;
+    const std::int64_t spare0 = (M + 63) / 64 * 64;  // thread t's spare slot: spare0 + 64 t
+    const state_array<State> states = make_states<State>(direct ? 0 : (spare0 + 64 * owners) * width);
+    State* const st = direct ? direct : states.get();
     Tally tally(spare0 + 64 * owners);
     auto range_lo = [&](std::int64_t t) { return t == owners ? M : (M * t / owners) / 64 * 64; };
     parallel_blocks(p, owners, [&](std::int64_t t) {
-        const std::int64_t lo = range_lo(t), own = range_lo(t + 1) - lo, spare = spare0 + 64 * t;
-        State* const st = states.get();
-        State* const spare_st = st + (span + t * width) - spare * width;  // st row `spare` lands on the spare state
+        const std::int64_t lo = range_lo(t), own = range_lo(t + 1) - lo;
+        const std::int64_t spare = owners == 1 ? -1 : spare0 + 64 * t;
         for (std::int64_t j = lo * width; j < (lo + own) * width; ++j) st[j] = folder.init();
-        for (std::int64_t f = 0; f < width; ++f) spare_st[spare * width + f] = folder.init();
-        run_folder fold{folder, width, tally, repeats_often(0, n)};
-        constexpr std::int64_t ahead = 32;  // rows between a prefetch and its use
-        for (std::int64_t i = 0; i < n; ++i) {
-            if (i + ahead < n) {
-                const std::int64_t kp = id_of(i + ahead);
-                if (kp >= 0) {
-                    prefetch_write(st + kp * width);
-                    tally.prefetch(kp);
-                }
-            }
+        if (spare >= 0)
+            for (std::int64_t f = 0; f < width; ++f) st[spare * width + f] = folder.init();
+        run_folder<Tally, F> fold{folder, width, tally, repeats_often(0, n)};
+        // One unsigned compare keeps k < lo, k >= lo + own and the skip mark
+        // (-1) out.
+        fold.template rows_of<true>(st, 0, n, [&](std::int64_t i) {
             const std::int64_t k = id_of(i);
-            // One unsigned compare keeps k < lo, k >= lo + own and the skip
-            // mark (-1) out; those rows fold into the spare state instead.
-            const bool mine = static_cast<std::uint64_t>(k - lo) < static_cast<std::uint64_t>(own);
-            fold.row(mine ? st : spare_st, mine ? k : spare, i);
-        }
-        fold.flush();
+            return static_cast<std::uint64_t>(k - lo) < static_cast<std::uint64_t>(own) ? k : spare;
+        });
     });
+    if (direct) return;
     parallel_chunks(p, M, std::int64_t(1) << 12, [&](std::int64_t lo, std::int64_t hi) {
-        for (std::int64_t s = lo; s < hi; ++s) emit(s, states.get() + s * width, tally.rows(s));
+        for (std::int64_t s = lo; s < hi; ++s) emit(s, st + s * width, tally.rows(s));
     });
 }
 

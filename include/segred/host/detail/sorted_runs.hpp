@@ -20,6 +20,46 @@
 namespace segred {
 namespace host_detail {
 
+// The runs of one-column rows [k, hi) of a chunk (k starts a run), folded and
+// emitted; a run going on past hi (and past the chunk, hi < n) is handed to
+// tail(first_row, state) instead. Returns hi. This is the loop that one-row
+// segments live in, so it keeps the state in a register, reads ids through
+// a local pointer and costs one store per segment; runs of 16 rows or more
+// are folded in lanes (row_fold::fold) after a probe of their 16th id.
+template <class F, class I, class Emit, class RunEnd, class Tail>
+std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi, std::int64_t n, const F& folder,
+                                  Emit& emit, const RunEnd& run_end, Tail&& tail) {
+    using State = typename F::state;
+    while (k < hi) {
+        const std::int64_t s = static_cast<std::int64_t>(ids[k]), b = k;
+        const std::int64_t short_end = std::min(hi, b + 16);
+        State a = folder.init();
+        do {
+            folder.update_one(a, k);
+            ++k;
+        } while (k < short_end && static_cast<std::int64_t>(ids[k]) == s);
+        if (k < hi && static_cast<std::int64_t>(ids[k]) == s) {  // 16 rows and more: the rest in lanes
+            const std::int64_t e = run_end(k, hi, s);
+            State rest;
+            folder.fold(&rest, k, e);
+            folder.combine(a, rest);
+            k = e;
+        }
+        if (k == hi) {
+            if (hi < n && static_cast<std::int64_t>(ids[hi]) == s) {
+                tail(b, a);
+                return hi;
+            }
+            emit.one(s, a, k - b);
+            return hi;
+        }
+        emit.one(s, a, k - b);
+        const std::int64_t next = static_cast<std::int64_t>(ids[k]);
+        for (std::int64_t e = s + 1; e < next; ++e) emit.one(e, folder.init(), 0);  // empty segments in the gap
+    }
+    return hi;
+}
+
 // ids must be sorted and in [0, M) (checked, or promised by unchecked).
 // F is a row folder (row_fold.hpp): fold(st, k0, k1) folds rows [k0, k1)
 // into fresh states st[0..width), combine(a, b) merges two states.
@@ -106,6 +146,11 @@ void reduce_sorted_runs(const host_policy& p, const I* ids, std::int64_t n, std:
         } else {
             emit_empty(st.get(), lo == 0 ? 0 : id(lo - 1) + 1, id(lo));
         }
+        if (width == 1)
+            k = fold_one_column_runs(ids, k, hi, n, folder, emit, run_end, [&](std::int64_t b, const State& a) {
+                tail[static_cast<std::size_t>(c)] = a;
+                tail_begin[static_cast<std::size_t>(c)] = b;
+            });
         while (k < hi) {
             const std::int64_t s = id(k), b = k;
             k = fold_run(st.get(), b, hi, s);

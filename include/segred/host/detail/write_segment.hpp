@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "../../core/config.hpp"
 #include "../../core/finalize.hpp"
 
 namespace segred {
@@ -33,11 +34,24 @@ struct segment_writer {
           simple(out_.width == 1 && !o.counts_out && !o.accumulate_into && !(R::has_arg && o.arg_ptr)),
           empty(detail::empty_value<T, O>(r_, o)) {}
 
-    void operator()(std::int64_t s, state_t<R, T>* st, std::int64_t rows) const {
+    // Inlined into the loops (one-row segments call it once per row); the
+    // general case stays an out-of-line call.
+    SEGRED_FORCE_INLINE void operator()(std::int64_t s, state_t<R, T>* st, std::int64_t rows) const {
         if (simple) {
             out.data[s] = rows == 0 ? empty : detail::to_output<O>(r.finalize(st[0]));
             return;
         }
+        write_segment<T>(r, opts, out, s, st, rows);
+    }
+
+    // A one-column segment whose state the caller holds in a register: taken
+    // by value, so the state need not go through memory on the common path.
+    SEGRED_FORCE_INLINE void one(std::int64_t s, state_t<R, T> a, std::int64_t rows) const {
+        if (simple) {
+            out.data[s] = rows == 0 ? empty : detail::to_output<O>(r.finalize(a));
+            return;
+        }
+        state_t<R, T> st[1] = {a};
         write_segment<T>(r, opts, out, s, st, rows);
     }
 };
