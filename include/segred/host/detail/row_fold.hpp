@@ -56,9 +56,7 @@ struct row_fold {
             for (std::int64_t k = k0; k < k1; ++k) update(st, k);
     }
 
-  private:
-    static constexpr std::int64_t lanes = 4;
-
+    // The fold of column 0 of rows [k0, k1), returned in a register.
     state fold_one(std::int64_t k0, std::int64_t k1) const {
         if (k1 - k0 < 4 * lanes) {
             state a = init();
@@ -75,6 +73,9 @@ struct row_fold {
         combine(l[0], l[2]);
         return l[0];
     }
+
+  private:
+    static constexpr std::int64_t lanes = 4;
 };
 
 template <class T, class R>

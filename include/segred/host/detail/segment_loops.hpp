@@ -15,6 +15,7 @@
 
 #include "layout.hpp"
 #include "parallel.hpp"
+#include "write_segment.hpp"
 
 namespace segred {
 namespace host_detail {
@@ -70,6 +71,17 @@ void reduce_segments(const host_policy& p, const Segments& L, std::int64_t width
     const std::int64_t grain = segment_grain(L), chunks = (L.M + grain - 1) / grain;
     std::vector<std::vector<std::int64_t>> long_in_chunk(static_cast<std::size_t>(chunks));
     parallel_chunks(p, L.M, grain, [&](std::int64_t lo, std::int64_t hi) {
+        if (width == 1 && L.perm == nullptr) {  // one column: the state stays in a register
+            for (std::int64_t s = lo; s < hi; ++s) {
+                const std::int64_t b = L.begin(s), e = L.end(s);
+                if (e - b > piece) {
+                    long_in_chunk[static_cast<std::size_t>(lo / grain)].push_back(s);
+                    continue;
+                }
+                emit_one(emit, s, folder.fold_one(b, e), e - b);
+            }
+            return;
+        }
         const state_array<State> st = make_states<State>(width);
         for (std::int64_t s = lo; s < hi; ++s) {
             const std::int64_t b = L.begin(s), e = L.end(s);

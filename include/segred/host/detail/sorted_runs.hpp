@@ -16,6 +16,7 @@
 
 #include "parallel.hpp"
 #include "segment_loops.hpp"
+#include "write_segment.hpp"
 
 namespace segred {
 namespace host_detail {
@@ -50,12 +51,12 @@ std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi,
                 tail(b, a);
                 return hi;
             }
-            emit.one(s, a, k - b);
+            emit_one(emit, s, a, k - b);
             return hi;
         }
-        emit.one(s, a, k - b);
+        emit_one(emit, s, a, k - b);
         const std::int64_t next = static_cast<std::int64_t>(ids[k]);
-        for (std::int64_t e = s + 1; e < next; ++e) emit.one(e, folder.init(), 0);  // empty segments in the gap
+        for (std::int64_t e = s + 1; e < next; ++e) emit_one(emit, e, folder.init(), 0);  // empty segments in the gap
     }
     return hi;
 }

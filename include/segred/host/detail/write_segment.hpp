@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "../../core/config.hpp"
 #include "../../core/finalize.hpp"
@@ -55,6 +57,26 @@ struct segment_writer {
         write_segment<T>(r, opts, out, s, st, rows);
     }
 };
+
+// emit_one(emit, s, a, rows): a one-column state a, held in a register, to an
+// emit callable: by value through emit.one where the callable has it (the
+// segment_writer), else through a one-element array.
+template <class Emit, class State, class = void>
+struct has_emit_one : std::false_type {};
+template <class Emit, class State>
+struct has_emit_one<Emit, State,
+                    std::void_t<decltype(std::declval<const Emit&>().one(std::int64_t{}, std::declval<State>(),
+                                                                          std::int64_t{}))>> : std::true_type {};
+
+template <class Emit, class State>
+SEGRED_FORCE_INLINE void emit_one(Emit& emit, std::int64_t s, const State& a, std::int64_t rows) {
+    if constexpr (has_emit_one<std::remove_reference_t<Emit>, State>::value) {
+        emit.one(s, a, rows);
+    } else {
+        State st[1] = {a};
+        emit(s, st, rows);
+    }
+}
 
 template <class T, class O, class R>
 segment_writer<T, O, R> make_segment_writer(const R& r, const options& opts, rows_view<O> out) {
