@@ -57,7 +57,7 @@ struct row_fold {
     }
 
     // The fold of column 0 of rows [k0, k1), returned in a register.
-    state fold_one(std::int64_t k0, std::int64_t k1) const {
+    SEGRED_FORCE_INLINE state fold_one(std::int64_t k0, std::int64_t k1) const {
         if (k1 - k0 < 4 * lanes) {
             state a = init();
             for (std::int64_t k = k0; k < k1; ++k) update_one(a, k);

@@ -26,25 +26,23 @@ namespace host_detail {
 // tail(first_row, state) instead. Returns hi. This is the loop that one-row
 // segments live in, so it keeps the state in a register, reads ids through
 // a local pointer and costs one store per segment; runs of 16 rows or more
-// are folded in lanes (row_fold::fold) after a probe of their 16th id.
+// are folded in lanes (row_fold::fold_one) after a probe of their 16th id.
 template <class F, class I, class Emit, class RunEnd, class Tail>
 std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi, std::int64_t n, const F& folder,
                                   Emit& emit, const RunEnd& run_end, Tail&& tail) {
     using State = typename F::state;
     while (k < hi) {
         const std::int64_t s = static_cast<std::int64_t>(ids[k]), b = k;
-        const std::int64_t short_end = std::min(hi, b + 16);
-        State a = folder.init();
-        do {
-            folder.update_one(a, k);
-            ++k;
-        } while (k < short_end && static_cast<std::int64_t>(ids[k]) == s);
-        if (k < hi && static_cast<std::int64_t>(ids[k]) == s) {  // 16 rows and more: the rest in lanes
-            const std::int64_t e = run_end(k, hi, s);
-            State rest;
-            folder.fold(&rest, k, e);
-            folder.combine(a, rest);
-            k = e;
+        State a;
+        if (b + 16 <= hi && static_cast<std::int64_t>(ids[b + 15]) == s) {  // 16 rows or more: in lanes
+            k = run_end(b, hi, s);
+            a = folder.fold_one(b, k);
+        } else {
+            a = folder.init();
+            do {
+                folder.update_one(a, k);
+                ++k;
+            } while (k < hi && static_cast<std::int64_t>(ids[k]) == s);
         }
         if (k == hi) {
             if (hi < n && static_cast<std::int64_t>(ids[hi]) == s) {
