@@ -16,6 +16,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "reduce_harness.hpp"
@@ -25,18 +26,22 @@ namespace segtest {
 
 // Reducers with every kind of state: a scalar, a (value, row) pair, a
 // (sum, count) pair, an integer count, and logsumexp's (max, sum). Each runs
-// with fresh random options, and sum and count once more as a plain
-// zero-filled reduction; make(corrupt) builds the input, with bad
+// with fresh random options (and `width` columns when given), and sum and
+// count once more as a plain zero-filled reduction; make(corrupt) builds the input, with bad
 // indices when corrupt (only then is the bounds policy drop).
 template <form F, class T, class I, class Policies, class Mem>
 void large_every_state(segref::rng& g, const Policies& policies, const Mem& mem,
-                       const std::function<seg_input<I>(bool corrupt)>& make) {
+                       const std::function<seg_input<I>(bool corrupt)>& make, i64 width = 0) {
     using segref::op;
     // plain: a zero-filled sum or count with no accumulate, counts or arg
     // out, the case both backends fold straight into the output.
     auto run = [&](auto reducer, op o, auto out_tag, bool plain = false) {
         using O = decltype(out_tag);
         trial_config c = random_config<F, T, O>(g, o);
+        if (width > 0) {  // a fixed width instead of the random 1 or 3
+            c.out_width = c.out_width == c.width ? width : 1;
+            c.width = width;
+        }
         if (plain) {
             c.fill_mode = segref::fill::zero;
             c.accumulate = c.counts = c.arg = false;
@@ -153,6 +158,39 @@ void large_sorted_forms(segref::rng& g, const Policies& policies, const Mem& mem
     for (i64 size : {fixed_size, i64(3)})
         large_every_state<form::fixed, T, std::int32_t>(g, policies, mem,
                                                         [&](bool) { return large_fixed(size, 300000 / size); });
+}
+
+// Wide rows (8 and 40 columns) over about 80000 rows of sorted segments: a
+// giant one of 70000 rows, 500 short ones (30% empty), empty ones first and
+// last. The GPU reduces rows of 8 columns or more a warp per segment.
+template <class T, class I, class Policies, class Mem>
+void large_wide_sorted_forms(segref::rng& g, const Policies& policies, const Mem& mem) {
+    std::vector<i64> len = {0, 3, 70000, 0};
+    const std::vector<i64> small = segref::random_lengths(g, 500, 30, 0.3);
+    len.insert(len.end(), small.begin(), small.end());
+    len.push_back(0);
+    auto make = [&](auto form_tag) {
+        constexpr form F = decltype(form_tag)::value;
+        return [&len](bool) {
+            seg_input<I> s;
+            s.kind = F;
+            s.M = static_cast<i64>(len.size());
+            if constexpr (F == form::sorted_ids) {
+                s.idx = segref::sorted_ids_from_lengths<I>(len);
+                s.n = static_cast<i64>(s.idx.size());
+            } else {
+                s.idx = segref::offsets_from_lengths<I>(len, 2);
+                s.n = static_cast<i64>(s.idx.back()) + 5;
+            }
+            return s;
+        };
+    };
+    for (i64 width : {8, 40}) {
+        large_every_state<form::sorted_ids, T, I>(
+            g, policies, mem, make(std::integral_constant<form, form::sorted_ids>{}), width);
+        large_every_state<form::offsets, T, I>(g, policies, mem,
+                                               make(std::integral_constant<form, form::offsets>{}), width);
+    }
 }
 
 } // namespace segtest

@@ -29,6 +29,13 @@ TYPED_TEST(CudaLargeShapes, SortedForms) {
     segtest::large_sorted_forms<T, I>(g, policies, segtest::device_memory{}, 5000);
 }
 
+TYPED_TEST(CudaLargeShapes, WideSortedForms) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    segtest::large_wide_sorted_forms<T, I>(g, policies, segtest::device_memory{});
+}
+
 TYPED_TEST(CudaLargeShapes, UnsortedIds) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;

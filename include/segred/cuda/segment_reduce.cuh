@@ -78,11 +78,11 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
             counts_ptr = nullptr;
     }
     const std::int64_t work = scatter_work(values.n, F);
-    const std::size_t shared_bytes =
-        static_cast<std::size_t>(sums ? M * F : 0) * sizeof(A) + static_cast<std::size_t>(M) * sizeof(unsigned long long);
+    const std::size_t shared_bytes = scatter_shared_bytes<A>(values.n, M, F, sums, counts_ptr != nullptr);
     if (values.n > 0) {
-        if (shared_bytes <= shared_accumulator_bytes) {
-            scatter_shared_kernel<sums, T, A><<<grid_for(work), block_threads, shared_bytes, p.stream>>>(
+        if (shared_bytes > 0) {
+            const auto kernel = scatter_shared_kernel<sums, T, A, SegOf>;
+            kernel<<<resident_grid(kernel, shared_bytes, work), block_threads, shared_bytes, p.stream>>>(
                 values, seg_of, M, F, acc_ptr, counts_ptr);
         } else {
             scatter_global_kernel<sums, T, A><<<grid_for(work), block_threads, 0, p.stream>>>(values, seg_of, F,

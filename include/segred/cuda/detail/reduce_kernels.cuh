@@ -6,7 +6,8 @@
 //    A short segment of narrow rows is reduced by its lane alone; a medium
 //    one by the whole warp (lanes across rows for narrow rows, across columns
 //    for wide ones); a giant one is only listed. One pass over the starts, no
-//    scan over M.
+//    scan over M. Rows of 8 columns or more take wide_segments_kernel
+//    instead: a warp per segment, lanes across columns.
 //  - giant segments are cut into pieces; one warp reduces a piece into a
 //    partial state, and one block then combines a segment's partials with a
 //    fixed tree.
@@ -153,6 +154,30 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
                 write_segment<T>(r, opts, out, base + j, f, st, ej - bj);
             });
         }
+    }
+}
+
+// Rows of narrow_width columns or more: a warp per segment (grid-stride over
+// segments), lanes across columns. segments_kernel would give a warp 32
+// consecutive segments and reduce them one after another, which leaves too
+// few warps in flight when wide rows make segments few (width 256, 32-row
+// segments of 2^26 values: 8192 segments, 256 warps on the whole device).
+template <class T, class O, class R, class S, class Starts>
+SEGRED_KERNEL void __launch_bounds__(block_threads)
+    wide_segments_kernel(rows_view<const T> values, Starts starts, const std::int64_t* perm, std::int64_t M,
+                         rows_view<O> out, R r, options opts, std::int64_t* giant_list,
+                         unsigned long long* giant_count) {
+    __shared__ S lanes[warps_per_block][32];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const std::int64_t warps = std::int64_t(gridDim.x) * warps_per_block;
+    for (std::int64_t s = std::int64_t(blockIdx.x) * warps_per_block + warp; s < M; s += warps) {
+        const std::int64_t b = starts(s), e = starts(s + 1);
+        if (e - b > giant_segment) {
+            if (lane == 0) giant_list[atomicAdd(giant_count, 1ull)] = s;
+            continue;
+        }
+        warp_reduce_range<T>(values, perm, b, e, out.width, r, lanes[warp],
+                             [&](std::int64_t f, const S& st) { write_segment<T>(r, opts, out, s, f, st, e - b); });
     }
 }
 

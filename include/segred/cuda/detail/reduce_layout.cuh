@@ -28,8 +28,12 @@ void reduce_positions(const par_t& p, rows_view<const T> values, Starts starts, 
     temp_buffer<std::int64_t> giant_list(p, max_giants), piece_offset(p, max_giants + 1);
     temp_buffer<unsigned long long> giant_count(p, 1);
     SEGRED_CUDA_CHECK(cudaMemsetAsync(giant_count.get(), 0, sizeof(unsigned long long), p.stream));
-    segments_kernel<T, O, R, S><<<grid_for((M + 31) / 32 * 32), block_threads, 0, p.stream>>>(
-        values, starts, perm, M, out, r, opts, giant_list.get(), giant_count.get());
+    if (F >= narrow_width)
+        wide_segments_kernel<T, O, R, S><<<grid_for(M * 32), block_threads, 0, p.stream>>>(
+            values, starts, perm, M, out, r, opts, giant_list.get(), giant_count.get());
+    else
+        segments_kernel<T, O, R, S><<<grid_for((M + 31) / 32 * 32), block_threads, 0, p.stream>>>(
+            values, starts, perm, M, out, r, opts, giant_list.get(), giant_count.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
     if (n <= giant_segment) return;  // no segment can be giant
 

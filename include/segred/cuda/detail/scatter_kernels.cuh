@@ -22,6 +22,7 @@
 
 #include <cub/warp/warp_reduce.cuh>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -38,7 +39,7 @@ namespace detail {
 constexpr std::int64_t scatter_run = 64;         // rows per thread, wide rows
 constexpr std::int64_t warp_rounds = 32;         // 32-row rounds per warp, width 1
 constexpr std::int64_t warp_rows = 32 * warp_rounds;
-constexpr std::size_t shared_accumulator_bytes = 32 * 1024;
+constexpr std::size_t shared_accumulator_bytes = 48 * 1024;  // the most without an opt-in attribute
 
 template <class R> struct is_atomic_reducer : std::false_type {};
 template <> struct is_atomic_reducer<segred::sum> : std::true_type {};
@@ -169,18 +170,20 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     });
 }
 
-// Block-private accumulators in shared memory: [M] counts, then [M * F] A
-// (counts first: 8-byte words keep the A array aligned for any A).
+// Block-private accumulators in shared memory: [M * F] A, then, when counts
+// are wanted, [M] 32-bit counts (a block never sees 2^32 rows: the caller
+// takes this kernel only for n < 2^32). A 32-bit shared atomic is the
+// hardware's fast one; the totals go to the 64-bit global counts once.
 template <bool Sums, class T, class A, class SegOf>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
     scatter_shared_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t M, std::int64_t F, A* acc,
                           unsigned long long* counts) {
     extern __shared__ unsigned long long shared_words[];
-    unsigned long long* scnt = shared_words;
-    A* sacc = reinterpret_cast<A*>(shared_words + M);
     const std::int64_t cells = Sums ? M * F : 0;
+    A* sacc = reinterpret_cast<A*>(shared_words);
+    unsigned int* scnt = reinterpret_cast<unsigned int*>(sacc + cells);  // A is 4 or 8 bytes: aligned
     for (std::int64_t e = threadIdx.x; e < cells; e += blockDim.x) sacc[e] = A(0);
-    for (std::int64_t e = threadIdx.x; e < M; e += blockDim.x) scnt[e] = 0;
+    for (std::int64_t e = threadIdx.x; e < M && counts; e += blockDim.x) scnt[e] = 0;
     __syncthreads();
     if (F == 1) {
         // One column: a shared-memory atomic per row. Merging runs of equal
@@ -191,19 +194,41 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
             const std::int64_t k = seg_of(i);
             if (k < 0) continue;
             if (Sums) atomic_add(sacc + k, segred::detail::convert<A>(values.data[i]));
-            if (counts) atomicAdd(scnt + k, 1ull);
+            if (counts) atomicAdd(scnt + k, 1u);
         }
     } else {
         scatter_all<Sums, T, A>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
             if (Sums) atomic_add(sacc + k * F + f, a);
-            if (f == 0 && counts) atomicAdd(scnt + k, static_cast<unsigned long long>(c));
+            if (f == 0 && counts) atomicAdd(scnt + k, static_cast<unsigned int>(c));
         });
     }
     __syncthreads();
     for (std::int64_t e = threadIdx.x; e < cells; e += blockDim.x)
         if (sacc[e] != A(0)) atomic_add(acc + e, sacc[e]);
     for (std::int64_t e = threadIdx.x; e < M && counts; e += blockDim.x)
-        if (scnt[e] != 0) atomicAdd(counts + e, scnt[e]);
+        if (scnt[e] != 0) atomicAdd(counts + e, static_cast<unsigned long long>(scnt[e]));
+}
+
+// Shared bytes of scatter_shared_kernel's accumulators, or 0 when they do not
+// fit (or n is too large for 32-bit block counts): then the global kernel runs.
+template <class A>
+std::size_t scatter_shared_bytes(std::int64_t n, std::int64_t M, std::int64_t F, bool sums, bool counted) {
+    const std::size_t bytes = static_cast<std::size_t>(sums ? M * F : 0) * sizeof(A) +
+                              static_cast<std::size_t>(counted ? M : 0) * sizeof(unsigned int);
+    if (bytes == 0 || bytes > shared_accumulator_bytes || n >= (std::int64_t(1) << 32)) return 0;
+    return bytes;
+}
+
+// Blocks for the shared kernel: as many as are resident at once, no more.
+// Each block zeroes and flushes its M accumulators, so extra blocks beyond
+// one full wave only add flushes.
+template <class Kernel>
+unsigned resident_grid(Kernel kernel, std::size_t shared_bytes, std::int64_t work) {
+    int device = 0, sms = 0, per_sm = 0;
+    SEGRED_CUDA_CHECK(cudaGetDevice(&device));
+    SEGRED_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    SEGRED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, shared_bytes));
+    return std::min(grid_for(work), static_cast<unsigned>(std::max(per_sm, 1) * sms));
 }
 
 template <class R, class T, class A>
