@@ -85,6 +85,24 @@ seg_input<I> large_unsorted(segref::rng& g, i64 n, i64 M, bool corrupt) {
     return s;
 }
 
+// n ids in runs of 1 to 20 equal ids (so most rows repeat their
+// predecessor), each run's id uniform in [0, M); with corrupt, 1% of the runs
+// out of range.
+template <class I>
+seg_input<I> large_repeating(segref::rng& g, i64 n, i64 M, bool corrupt) {
+    seg_input<I> s;
+    s.kind = form::ids;
+    s.n = n;
+    s.M = M;
+    s.idx.reserve(static_cast<std::size_t>(n));
+    while (static_cast<i64>(s.idx.size()) < n) {
+        I id = static_cast<I>(segref::uniform_int(g, 0, M - 1));
+        if (corrupt && segref::coin(g, 0.01)) id = static_cast<I>(segref::coin(g, 0.5) ? -1 : M);
+        for (i64 k = segref::uniform_int(g, 1, 20); k > 0 && static_cast<i64>(s.idx.size()) < n; --k) s.idx.push_back(id);
+    }
+    return s;
+}
+
 template <class I>
 seg_input<I> large_subscripts(segref::rng& g, i64 n, const std::vector<i64>& shape, bool corrupt) {
     seg_input<I> s;

@@ -41,6 +41,17 @@ TYPED_TEST(ReduceLargeShapes, UnsortedIdsManySegments) {
         });
 }
 
+// Ids that mostly repeat their predecessor: the owned-range loop folds runs
+// in a register (one owner when the output takes the sums directly).
+TYPED_TEST(ReduceLargeShapes, UnsortedIdsInRuns) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    segtest::large_every_state<form::ids, T, I>(g, policies, segtest::host_memory{}, [&](bool corrupt) {
+        return segtest::large_repeating<I>(g, 300000, 600001, corrupt);
+    });
+}
+
 TYPED_TEST(ReduceLargeShapes, SubscriptsBothShapes) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;

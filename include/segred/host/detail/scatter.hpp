@@ -332,7 +332,8 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
     // each segment its rows in row order, so the choice -- unlike the choice
     // of the block shape -- may depend on the thread count: not a bit changes.
     const std::int64_t threads = thread_count(p);
-    if (threads > 1 && static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes && !repeats_often(0, n)) {
+    const bool repeats = repeats_often(0, n);
+    if (threads > 1 && static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes && !repeats) {
         partitioned_scatter<Tally>(p, n, M, width, folder, id_of, emit, direct);
         return;
     }
@@ -343,7 +344,11 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
     // segments go to a private spare slot (its own tally line too), so the
     // loop has no data-dependent branch; a single owner only skips the rows
     // that have no segment (drop), and may fold straight into `direct`.
-    const std::int64_t owners = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, M / 64));
+    // Repeating ids with a direct output take one owner: every owner reads
+    // every row, so with runs folded in a register more owners would only
+    // add reads, and a single one spares the state array and its copy-out.
+    const std::int64_t owners =
+        direct && repeats ? 1 : std::max<std::int64_t>(1, std::min<std::int64_t>(threads, M / 64));
     if (owners > 1) direct = nullptr;
     const std::int64_t spare0 = (M + 63) / 64 * 64;  // thread t's spare slot: spare0 + 64 t
     const state_array<State> states = make_states<State>(direct ? 0 : (spare0 + 64 * owners) * width);
@@ -356,7 +361,7 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
         for (std::int64_t j = lo * width; j < (lo + own) * width; ++j) st[j] = folder.init();
         if (spare >= 0)
             for (std::int64_t f = 0; f < width; ++f) st[spare * width + f] = folder.init();
-        run_folder<Tally, F> fold{folder, width, tally, repeats_often(0, n)};
+        run_folder<Tally, F> fold{folder, width, tally, repeats};
         // One unsigned compare keeps k < lo, k >= lo + own and the skip mark
         // (-1) out.
         fold.template rows_of<true>(st, 0, n, [&](std::int64_t i) {
