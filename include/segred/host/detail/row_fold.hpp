@@ -41,9 +41,8 @@ struct row_fold {
     // st = the fold of positions [k0, k1), position k being row perm[k]
     // (row k when perm is null). One column keeps its state in registers:
     // the loop then carries no store through memory, and a long range is
-    // folded in `lanes` interleaved partial states combined in lane order
-    // (a fixed order, so still the same bits on any thread count), which
-    // hides the latency of each floating-point add.
+    // folded in interleaved partial states (fold_one) combined by a fixed
+    // tree, so still the same bits on any thread count.
     void fold(state* st, std::int64_t k0, std::int64_t k1, const std::int64_t* perm = nullptr) const {
         if (width == 1 && perm == nullptr) {
             st[0] = fold_one(k0, k1);
@@ -56,26 +55,34 @@ struct row_fold {
             for (std::int64_t k = k0; k < k1; ++k) update(st, k);
     }
 
-    // The fold of column 0 of rows [k0, k1), returned in a register.
+    // The fold of column 0 of rows [k0, k1), returned in a register. Short
+    // ranges fold left to right; from 16 rows in 4 interleaved lanes, and
+    // from 256 rows, for states of at most 8 bytes, in 16 (enough
+    // independent adds in flight to keep up with memory). Lanes are combined
+    // by a fixed tree, so the bits depend on the range only.
     SEGRED_FORCE_INLINE state fold_one(std::int64_t k0, std::int64_t k1) const {
-        if (k1 - k0 < 4 * lanes) {
+        if (k1 - k0 < 16) {
             state a = init();
             for (std::int64_t k = k0; k < k1; ++k) update_one(a, k);
             return a;
         }
-        state l[lanes] = {init(), init(), init(), init()};
-        std::int64_t k = k0;
-        for (; k + lanes <= k1; k += lanes)
-            for (std::int64_t j = 0; j < lanes; ++j) update_one(l[j], k + j);
-        for (std::int64_t j = 0; k < k1; ++k, ++j) update_one(l[j], k);
-        combine(l[0], l[1]);
-        combine(l[2], l[3]);
-        combine(l[0], l[2]);
-        return l[0];
+        if (sizeof(state) <= 8 && k1 - k0 >= 256) return fold_lanes<16>(k0, k1);
+        return fold_lanes<4>(k0, k1);
     }
 
   private:
-    static constexpr std::int64_t lanes = 4;
+    template <int Lanes>
+    SEGRED_FORCE_INLINE state fold_lanes(std::int64_t k0, std::int64_t k1) const {
+        state l[Lanes];
+        for (int j = 0; j < Lanes; ++j) l[j] = init();
+        std::int64_t k = k0;
+        for (; k + Lanes <= k1; k += Lanes)
+            for (int j = 0; j < Lanes; ++j) update_one(l[j], k + j);
+        for (int j = 0; k < k1; ++k, ++j) update_one(l[j], k);
+        for (int half = Lanes / 2; half >= 1; half /= 2)
+            for (int j = 0; j < half; ++j) combine(l[j], l[j + half]);
+        return l[0];
+    }
 };
 
 template <class T, class R>
