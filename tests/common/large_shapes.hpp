@@ -16,7 +16,6 @@
 #include <functional>
 #include <limits>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "reduce_harness.hpp"
@@ -129,11 +128,11 @@ inline std::vector<i64> large_lengths(segref::rng& g) {
     return len;
 }
 
-// The sorted form F over large_lengths: offsets with 3 rows before the first
-// segment and 4 after the last; corrupt: a bad index that drop must handle.
+// The sorted form F over segment lengths `len`: offsets with 3 rows before
+// the first segment and 4 after the last; corrupt: a bad index that drop
+// must handle.
 template <form F, class I>
-seg_input<I> large_sorted(segref::rng& g, bool corrupt) {
-    const std::vector<i64> len = large_lengths(g);
+seg_input<I> sorted_from_lengths(segref::rng& g, const std::vector<i64>& len, bool corrupt) {
     seg_input<I> s;
     s.kind = F;
     s.M = static_cast<i64>(len.size());
@@ -152,6 +151,11 @@ seg_input<I> large_sorted(segref::rng& g, bool corrupt) {
         if (corrupt) s.idx[9] = I(-2);
     }
     return s;
+}
+
+template <form F, class I>
+seg_input<I> large_sorted(segref::rng& g, bool corrupt) {
+    return sorted_from_lengths<F, I>(g, large_lengths(g), corrupt);
 }
 
 inline seg_input<std::int32_t> large_fixed(i64 size, i64 M) {
@@ -187,27 +191,13 @@ void large_wide_sorted_forms(segref::rng& g, const Policies& policies, const Mem
     const std::vector<i64> small = segref::random_lengths(g, 500, 30, 0.3);
     len.insert(len.end(), small.begin(), small.end());
     len.push_back(0);
-    auto make = [&](auto form_tag) {
-        constexpr form F = decltype(form_tag)::value;
-        return [&len](bool) {
-            seg_input<I> s;
-            s.kind = F;
-            s.M = static_cast<i64>(len.size());
-            if constexpr (F == form::sorted_ids) {
-                s.idx = segref::sorted_ids_from_lengths<I>(len);
-                s.n = static_cast<i64>(s.idx.size());
-            } else {
-                s.idx = segref::offsets_from_lengths<I>(len, 2);
-                s.n = static_cast<i64>(s.idx.back()) + 5;
-            }
-            return s;
-        };
-    };
     for (i64 width : {8, 40}) {
         large_every_state<form::sorted_ids, T, I>(
-            g, policies, mem, make(std::integral_constant<form, form::sorted_ids>{}), width);
-        large_every_state<form::offsets, T, I>(g, policies, mem,
-                                               make(std::integral_constant<form, form::offsets>{}), width);
+            g, policies, mem, [&](bool corrupt) { return sorted_from_lengths<form::sorted_ids, I>(g, len, corrupt); },
+            width);
+        large_every_state<form::offsets, T, I>(
+            g, policies, mem, [&](bool corrupt) { return sorted_from_lengths<form::offsets, I>(g, len, corrupt); },
+            width);
     }
 }
 

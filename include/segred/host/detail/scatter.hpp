@@ -199,12 +199,7 @@ struct run_folder {
             tally.add(k, 1);
             return;
         }
-        if (!merge) {
-            folder.update_one(st[k], i);
-            tally.add(k, 1);
-            return;
-        }
-        if (st + k != cur) {
+        if (st + k != cur) {  // one column, merging (rows_of handles the rest)
             flush();
             cur = st + k;
             slot = k;
