@@ -26,15 +26,17 @@ namespace segtest {
 // Reducers with every kind of state: a scalar, a (value, row) pair, a
 // (sum, count) pair, an integer count, and logsumexp's (max, sum). Each runs
 // with fresh random options (and `width` columns when given), and sum and
-// count once more as a plain zero-filled reduction; make(corrupt) builds the input, with bad
-// indices when corrupt (only then is the bounds policy drop).
+// count once more as a plain zero-filled reduction, and sum once more with
+// `deterministic` (the CUDA backend's sorted path for unsorted ids); make(corrupt)
+// builds the input, with bad indices when corrupt (only then is the bounds
+// policy drop).
 template <form F, class T, class I, class Policies, class Mem>
 void large_every_state(segref::rng& g, const Policies& policies, const Mem& mem,
                        const std::function<seg_input<I>(bool corrupt)>& make, i64 width = 0) {
     using segref::op;
     // plain: a zero-filled sum or count with no accumulate, counts or arg
     // out, the case both backends fold straight into the output.
-    auto run = [&](auto reducer, op o, auto out_tag, bool plain = false) {
+    auto run = [&](auto reducer, op o, auto out_tag, bool plain = false, bool deterministic = false) {
         using O = decltype(out_tag);
         trial_config c = random_config<F, T, O>(g, o);
         if (width > 0) {  // a fixed width instead of the random 1 or 3
@@ -45,6 +47,7 @@ void large_every_state(segref::rng& g, const Policies& policies, const Mem& mem,
             c.fill_mode = segref::fill::zero;
             c.accumulate = c.counts = c.arg = false;
         }
+        if (deterministic) c.deterministic = true;
         const seg_input<I> s = make(c.bounds == segred::bounds_policy::drop);
         std::vector<T> values = segref::random_values<T>(g, s.n * c.width, c.kind);
         if (c.nan)
@@ -58,6 +61,7 @@ void large_every_state(segref::rng& g, const Policies& policies, const Mem& mem,
     };
     run(segred::sum{}, op::sum, T{});
     run(segred::sum{}, op::sum, T{}, true);
+    run(segred::sum{}, op::sum, T{}, false, true);
     run(segred::count{}, op::count, std::int64_t{}, true);
     run(segred::max{}, op::max, T{});
     run(segred::argmin{}, op::argmin, std::int64_t{});
@@ -128,6 +132,33 @@ inline std::vector<i64> large_lengths(segref::rng& g) {
     return len;
 }
 
+// About 220000 rows in 150000 segments of at most 3 rows (30% empty), with
+// 5000 empty ones in a row and one of 9000 rows in the middle: averages of
+// one or two rows a segment, where the GPU derives offsets' and lengths' row
+// keys in shared memory, with tiles of thousands of segments and of one.
+inline std::vector<i64> short_lengths(segref::rng& g) {
+    std::vector<i64> len = {0, 1};
+    const std::vector<i64> small = segref::random_lengths(g, 150000, 3, 0.3);
+    len.insert(len.end(), small.begin(), small.begin() + 70000);
+    len.insert(len.end(), 5000, 0);
+    len.push_back(9000);
+    len.insert(len.end(), small.begin() + 70000, small.end());
+    len.push_back(0);
+    return len;
+}
+
+// A million segments, 2000 of them holding 1 to 100 rows and the rest
+// empty, the first and last among the held: long gaps of empty segments,
+// which the GPU's tile reduction hands to a kernel of their own.
+inline std::vector<i64> sparse_lengths(segref::rng& g) {
+    std::vector<i64> len(1000000, 0);
+    for (int k = 0; k < 2000; ++k)
+        len[static_cast<std::size_t>(segref::uniform_int(g, 0, 999999))] = segref::uniform_int(g, 1, 100);
+    len.front() = 3;
+    len.back() = 2;
+    return len;
+}
+
 // The sorted form F over segment lengths `len`: offsets with 3 rows before
 // the first segment and 4 after the last; corrupt: a bad index that drop
 // must handle.
@@ -167,8 +198,10 @@ inline seg_input<std::int32_t> large_fixed(i64 size, i64 M) {
     return s;
 }
 
-// Every sorted form over large_lengths (sorted ids, offsets, lengths), then
-// fixed segments of `fixed_size` rows and of 3 rows, about 300000 rows each.
+// Every sorted form over large_lengths (sorted ids, offsets, lengths),
+// offsets and lengths over short_lengths, sorted ids over sparse_lengths,
+// then fixed segments of
+// `fixed_size` rows and of 3 rows, about 300000 rows each.
 template <class T, class I, class Policies, class Mem>
 void large_sorted_forms(segref::rng& g, const Policies& policies, const Mem& mem, i64 fixed_size) {
     large_every_state<form::sorted_ids, T, I>(g, policies, mem,
@@ -177,6 +210,15 @@ void large_sorted_forms(segref::rng& g, const Policies& policies, const Mem& mem
                                            [&](bool corrupt) { return large_sorted<form::offsets, I>(g, corrupt); });
     large_every_state<form::lengths, T, I>(g, policies, mem,
                                            [&](bool corrupt) { return large_sorted<form::lengths, I>(g, corrupt); });
+    large_every_state<form::offsets, T, I>(
+        g, policies, mem,
+        [&](bool corrupt) { return sorted_from_lengths<form::offsets, I>(g, short_lengths(g), corrupt); });
+    large_every_state<form::lengths, T, I>(
+        g, policies, mem,
+        [&](bool corrupt) { return sorted_from_lengths<form::lengths, I>(g, short_lengths(g), corrupt); });
+    large_every_state<form::sorted_ids, T, I>(
+        g, policies, mem,
+        [&](bool corrupt) { return sorted_from_lengths<form::sorted_ids, I>(g, sparse_lengths(g), corrupt); });
     for (i64 size : {fixed_size, i64(3)})
         large_every_state<form::fixed, T, std::int32_t>(g, policies, mem,
                                                         [&](bool) { return large_fixed(size, 300000 / size); });

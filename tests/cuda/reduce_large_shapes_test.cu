@@ -44,6 +44,10 @@ TYPED_TEST(CudaLargeShapes, UnsortedIds) {
     for (i64 M : {29, 70001})
         segtest::large_every_state<form::ids, T, I>(
             g, policies, mem, [&](bool corrupt) { return segtest::large_unsorted<I>(g, 300000, M, corrupt); });
+    // Few ids over a large M: long gaps of empty segments on the sorted
+    // (deterministic) path.
+    segtest::large_every_state<form::ids, T, I>(
+        g, policies, mem, [&](bool corrupt) { return segtest::large_unsorted<I>(g, 20000, 4000000, corrupt); });
 }
 
 } // namespace

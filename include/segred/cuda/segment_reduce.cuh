@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "../core/descriptors.hpp"
@@ -22,6 +23,7 @@
 #include "detail/layout.cuh"
 #include "detail/reduce_layout.cuh"
 #include "detail/scatter_kernels.cuh"
+#include "detail/sort_reduce.cuh"
 #include "detail/tile_reduce.cuh"
 #include "detail/validate.cuh"
 #include "policy.cuh"
@@ -124,8 +126,18 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
             return;
         }
     }
-    // One-column rows of sorted forms: the row-parallel tile reduction.
     const bool one_column = values.width == 1 && out.width == 1 && values.n > 0;
+    if constexpr (Seg::kind == segment_kind::ids && detail::is_atomic_reducer<R>::value) {
+        // Deterministic sums of one column: values sorted by id, then the tile
+        // reduction (sort_reduce.cuh). Under drop, rows of bad ids must go
+        // nowhere, so the (id, row) sort below handles them.
+        if (one_column && seg.M > 0 && opts.bounds_mode != bounds_policy::drop) {
+            if (opts.bounds_mode == bounds_policy::check) detail::check_ids(p, fn, "ids", seg.ptr, values.n, seg.M);
+            detail::sort_then_reduce(p, values, seg.ptr, seg.M, out, r, opts);
+            return;
+        }
+    }
+    // One-column rows of sorted forms: the row-parallel tile reduction.
     if constexpr (Seg::kind == segment_kind::sorted_ids) {
         if (one_column && opts.bounds_mode != bounds_policy::drop) {
             if (opts.bounds_mode == bounds_policy::check) detail::check_sorted_ids(p, fn, seg, values.n);
@@ -142,10 +154,36 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         // Fixed segments need no layout in memory: starts are s * size.
         detail::reduce_positions(p, values, detail::fixed_starts{seg.size}, nullptr, seg.M, out, r, opts);
     } else {
+        // One-column segments from starts: the tile reduction. Short segments
+        // derive their keys in shared memory (as int, so for M below INT_MAX)
+        // from the caller's offsets in place, whatever their type (under
+        // drop, only once they are made monotone); long ones compute them
+        // from int64 starts.
+        constexpr bool starts_form = Seg::kind == segment_kind::offsets || Seg::kind == segment_kind::lengths;
+        const std::int64_t M = seg.num_segments();
+        const bool derive = one_column && M > 0 && M < std::numeric_limits<int>::max() &&
+                            values.n <= M * (Seg::kind == segment_kind::offsets
+                                                 ? detail::derive_max_rows_per_segment
+                                                 : detail::derive_max_rows_per_built_segment);
+        if constexpr (Seg::kind == segment_kind::offsets) {
+            if (derive && opts.bounds_mode != bounds_policy::drop) {
+                if (opts.bounds_mode == bounds_policy::check) detail::check_offsets(p, fn, seg, values.n);
+                using I = typename Seg::index_type;
+                detail::tile_reduce<int>(p, values, detail::start_keys<I, true>{seg.ptr, M}, M, out, r, opts);
+                return;
+            }
+        }
         const detail::device_layout L = detail::build_layout(p, fn, seg, values.n, opts.bounds_mode);
-        if (one_column && L.perm == nullptr && L.M > 0) {
-            detail::tile_reduce<int>(p, values, detail::start_keys{L.starts, L.M}, L.M, out, r, opts);
-            return;
+        if constexpr (starts_form) {
+            if (one_column && L.M > 0) {
+                if (derive)
+                    detail::tile_reduce<int>(p, values, detail::start_keys<std::int64_t, true>{L.starts, M}, M, out,
+                                             r, opts);
+                else
+                    detail::tile_reduce<int>(p, values, detail::start_keys<std::int64_t, false>{L.starts, M}, M, out,
+                                             r, opts);
+                return;
+            }
         }
         detail::reduce_layout(p, values, L, out, r, opts);
     }

@@ -57,11 +57,12 @@ inline namespace SEGRED_ABI_NS {
 __device__ inline std::int64_t position_row(const std::int64_t* perm, std::int64_t k) { return perm ? perm[k] : k; }
 
 // Largest s in [0, M] with a[s] <= x, for non-decreasing a.
-__device__ inline std::int64_t last_at_most(const std::int64_t* a, std::int64_t M, std::int64_t x) {
+template <class J>
+__device__ std::int64_t last_at_most(const J* a, std::int64_t M, std::int64_t x) {
     std::int64_t lo = 0, hi = M;
     while (lo < hi) {
         const std::int64_t mid = lo + (hi - lo + 1) / 2;
-        if (a[mid] <= x) lo = mid; else hi = mid - 1;
+        if (static_cast<std::int64_t>(a[mid]) <= x) lo = mid; else hi = mid - 1;
     }
     return lo;
 }

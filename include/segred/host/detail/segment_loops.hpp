@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "layout.hpp"
@@ -58,6 +59,48 @@ struct offsets_segments {
     std::int64_t covered() const { return M == 0 ? 0 : end(M - 1) - begin(0); }
 };
 
+// One-row segments come in batches of this many: enough independent
+// init/update/finalize chains for the compiler to unroll and vectorize.
+constexpr int one_row_batch = 8;
+
+// Whether segments s..s+K-1 of L each hold exactly one row, the first being
+// row b == L.begin(s) (the caller has seen that segment s has one row). The
+// K-th begin is tested first, alone: for sorted offsets it almost always
+// decides (only empty segments beside longer ones pass it and fail the rest).
+template <int K, class Segments>
+SEGRED_FORCE_INLINE bool one_row_each(const Segments& L, std::int64_t s, std::int64_t b) {
+    if (L.begin(s + K) != b + K) return false;
+    bool ok = true;
+    for (int j = 1; j < K; ++j) ok &= L.begin(s + j) == b + j;
+    return ok;
+}
+
+// The same test on the caller's offsets, compared at their own width (the
+// differences wrap as unsigned, so unordered offsets are simply rejected),
+// so narrow offsets compare several to a vector instruction.
+template <int K, class I>
+SEGRED_FORCE_INLINE bool one_row_each(const offsets_segments<I>& L, std::int64_t s, std::int64_t) {
+    using U = std::make_unsigned_t<I>;
+    const I* o = L.ptr + s;
+    const U base = static_cast<U>(o[0]);
+    if (static_cast<U>(static_cast<U>(o[K]) - base) != static_cast<U>(K)) return false;
+    bool ok = true;
+    for (int j = 1; j < K; ++j) ok &= static_cast<U>(static_cast<U>(o[j]) - base) == static_cast<U>(j);
+    return ok;
+}
+
+// K one-row segments s0.. at rows b..: each state is init() then one update,
+// the same fold fold_one gives a one-row range, with no per-segment branch.
+template <int K, class F, class Emit>
+SEGRED_FORCE_INLINE void fold_one_row_batch(const F& folder, Emit& emit, std::int64_t s0, std::int64_t b) {
+    typename F::state a[K];
+    for (int j = 0; j < K; ++j) {
+        a[j] = folder.init();
+        folder.update_one(a[j], b + j);
+    }
+    emit_one_row_batch<K>(emit, s0, a);
+}
+
 // Reduce every segment of L (a layout, or offsets_segments) to `width`
 // states and hand them to emit(s, states, rows_in_segment). The folder F
 // (see row_fold.hpp) gives fold(st, k0, k1, perm) and combine(a, b).
@@ -72,13 +115,28 @@ void reduce_segments(const host_policy& p, const Segments& L, std::int64_t width
     std::vector<std::vector<std::int64_t>> long_in_chunk(static_cast<std::size_t>(chunks));
     parallel_chunks(p, L.M, grain, [&](std::int64_t lo, std::int64_t hi) {
         if (width == 1 && L.perm == nullptr) {  // one column: the state stays in a register
-            for (std::int64_t s = lo; s < hi; ++s) {
-                const std::int64_t b = L.begin(s), e = L.end(s);
-                if (e - b > piece) {
-                    long_in_chunk[static_cast<std::size_t>(lo / grain)].push_back(s);
+            // Each segment's end is the next one's begin: one offset read
+            // per segment. Batches are tried only after a streak of
+            // one-row segments (`ones`, kept without a branch), so lengths
+            // that mix one row with others (power law) do not pay a failed
+            // batch test on every one-row segment.
+            std::int64_t b = L.begin(lo);
+            int ones = 0;
+            for (std::int64_t s = lo; s < hi;) {
+                const std::int64_t e = L.end(s);
+                ones = e - b == 1 ? ones + 1 : 0;
+                if (ones > one_row_batch && s + one_row_batch <= hi && one_row_each<one_row_batch>(L, s, b)) {
+                    fold_one_row_batch<one_row_batch>(folder, emit, s, b);
+                    s += one_row_batch;
+                    b += one_row_batch;
                     continue;
                 }
-                emit_one(emit, s, folder.fold_one(b, e), e - b);
+                if (e - b > piece)
+                    long_in_chunk[static_cast<std::size_t>(lo / grain)].push_back(s);
+                else
+                    emit_one(emit, s, folder.fold_one(b, e), e - b);
+                b = e;
+                ++s;
             }
             return;
         }

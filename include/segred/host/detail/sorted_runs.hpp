@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "parallel.hpp"
@@ -21,16 +22,34 @@
 namespace segred {
 namespace host_detail {
 
+// Whether ids[0..K] are ids[0], ids[0]+1, .., ids[0]+K, i.e. rows 0..K-1 are
+// K one-row runs of consecutive ids. ids[1] is tested first (it rejects a
+// longer run or a gap with one load), then ids[K], which for sorted ids
+// almost always decides. Compared at the ids' own width (the differences
+// wrap as unsigned).
+template <int K, class I>
+SEGRED_FORCE_INLINE bool one_id_each(const I* ids) {
+    using U = std::make_unsigned_t<I>;
+    const U base = static_cast<U>(ids[0]);
+    auto at = [&](int j) { return static_cast<U>(static_cast<U>(ids[j]) - base) == static_cast<U>(j); };
+    if (!at(1) || !at(K)) return false;
+    bool ok = true;
+    for (int j = 2; j < K; ++j) ok &= at(j);
+    return ok;
+}
+
 // The runs of one-column rows [k, hi) of a chunk (k starts a run), folded and
 // emitted; a run going on past hi (and past the chunk, hi < n) is handed to
 // tail(first_row, state) instead. Returns hi. This is the loop that one-row
 // segments live in, so it keeps the state in a register, reads ids through
 // a local pointer and costs one store per segment; runs of 16 rows or more
-// are folded in lanes (row_fold::fold_one) after a probe of their 16th id.
+// are folded in lanes (row_fold::fold_one) after a probe of their 16th id,
+// and one-row runs of consecutive ids go in batches without per-run branches.
 template <class F, class I, class Emit, class RunEnd, class Tail>
 std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi, std::int64_t n, const F& folder,
                                   Emit& emit, const RunEnd& run_end, Tail&& tail) {
     using State = typename F::state;
+    constexpr int K = one_row_batch;
     while (k < hi) {
         const std::int64_t s = static_cast<std::int64_t>(ids[k]), b = k;
         State a;
@@ -54,6 +73,17 @@ std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi,
         }
         emit_one(emit, s, a, k - b);
         const std::int64_t next = static_cast<std::int64_t>(ids[k]);
+        if (SEGRED_HOST_UNLIKELY(k - b == 1 && next == s + 1)) {
+            // A one-row run, then the next id: likely more one-row runs. K of
+            // them with no gap between or after them (rows k..k+K hold ids
+            // next..next+K, the last inside the chunk) go in one batch. Only
+            // tested here, so longer runs pay one compare for it.
+            while (k + K < hi && one_id_each<K>(ids + k)) {
+                fold_one_row_batch<K>(folder, emit, static_cast<std::int64_t>(ids[k]), k);
+                k += K;
+            }
+            continue;
+        }
         for (std::int64_t e = s + 1; e < next; ++e) emit_one(emit, e, folder.init(), 0);  // empty segments in the gap
     }
     return hi;
