@@ -86,11 +86,13 @@ struct segment_writer {
     }
 
     // Out of line, so the general case does not crowd the loops' registers.
+    // Batches come from one-column loops only: column 0 is the whole row
+    // (write_segment's work for one column, without its state array).
     template <int K>
     SEGRED_HOST_NOINLINE void one_row_batch_general(std::int64_t s0, const state_t<R, T>* a) const {
         for (int j = 0; j < K; ++j) {
-            state_t<R, T> st[1] = {a[j]};
-            write_segment<T>(r, opts, out, s0 + j, st, 1);
+            if (opts.counts_out) opts.counts_out[s0 + j] = 1;
+            detail::write_result<T>(r, opts, out, s0 + j, 0, a[j], 1);
         }
     }
 };
