@@ -153,8 +153,10 @@ double rtol_for(segref::op o) {
     }
     if (std::is_integral<T>::value) {
         // Sums, products and means of integers are exact in int64 / double;
-        // mean, var, std and logsumexp of integers run in double.
-        return (o == op::sum || o == op::prod || o == op::mean) ? 0.0 : 1e-12;
+        // var, std and logsumexp of integers run in double, so they get
+        // double's tolerance (a 200000-row variance folded in pieces and
+        // combined by Chan's formula measured 2e-12 off the reference).
+        return (o == op::sum || o == op::prod || o == op::mean) ? 0.0 : 1e-10;
     }
     if (std::is_same<T, double>::value) return 1e-10;
     switch (o) {  // float accumulates in float
