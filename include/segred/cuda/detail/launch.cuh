@@ -21,6 +21,13 @@ namespace detail {
 
 constexpr int block_threads = 256;
 
+// The larger of two values: the operator of the max-scans (offsets made
+// monotone under drop; a tile's derived keys carried across threads).
+struct max_of {
+    template <class X>
+    __device__ X operator()(const X& a, const X& b) const { return a < b ? b : a; }
+};
+
 // Blocks for a grid-stride loop over `work` threads: enough to fill the
 // device several times over, never more than the work needs.
 inline unsigned grid_for(std::int64_t work, int threads = block_threads) {

@@ -38,10 +38,6 @@ struct device_layout {
 
 inline namespace SEGRED_ABI_NS {
 
-struct max_op {
-    __device__ std::int64_t operator()(std::int64_t a, std::int64_t b) const { return a > b ? a : b; }
-};
-
 template <class I>
 SEGRED_KERNEL void offsets_to_starts_kernel(const I* off, std::int64_t M, std::int64_t n, bool clamp,
                                             std::int64_t* starts) {
@@ -178,7 +174,7 @@ device_layout build_layout(const par_t& p, const char* fn, const offsets_desc<I>
         std::int64_t* out = L.own_starts.get();
         const std::int64_t count = d.M + 1;
         cub_call(p, "cub::DeviceScan::InclusiveScan", [&](void* t, std::size_t& bytes) {
-            return cub::DeviceScan::InclusiveScan(t, bytes, first, out, max_op{}, count, p.stream);
+            return cub::DeviceScan::InclusiveScan(t, bytes, first, out, max_of{}, count, p.stream);
         });
     }
     L.starts = L.own_starts.get();

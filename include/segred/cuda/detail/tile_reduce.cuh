@@ -283,11 +283,6 @@ __device__ void stage_tile(tile_stage<T, I, Keys>& st, const T* values, Keys key
     __pipeline_commit();
 }
 
-struct max_of {
-    template <class X>
-    __device__ X operator()(const X& a, const X& b) const { return a < b ? b : a; }
-};
-
 // Derived keys (start_keys): the keys of the tile's `valid` rows from lo
 // into the stage's key slots, segments k0 and k1 holding its first and last
 // rows. The first row of each non-empty segment in (k0, k1] is marked with
