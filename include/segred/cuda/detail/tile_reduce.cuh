@@ -44,6 +44,13 @@ namespace cuda {
 namespace detail {
 
 constexpr int tile_threads = 256;
+// The tile's block scans exchange only warp totals through shared memory
+// (cub's warp-scans algorithm). The default raking scan keeps every
+// thread's element there: 6 KB for a run_part, which with the key scan's
+// and the two stages left room for two blocks per SM instead of three.
+template <class X>
+using tile_block_scan = cub::BlockScan<X, tile_threads, cub::BLOCK_SCAN_WARP_SCANS>;
+
 // Consecutive rows per thread: 16, or 8 when a row's staged bytes (value and
 // staged key) exceed 8, so two stages take at most about 74 KB of shared memory.
 template <class T, class I, class Keys>
@@ -311,7 +318,7 @@ __device__ void derive_tile_keys(Stage& stage, Keys keys, std::int64_t lo, int v
     I last = none;  // marks rise with the row, so the last is the largest
     for (int j = 0; j < count; ++j) last = mine[j] != none ? mine[j] : last;
     I cur;
-    cub::BlockScan<I, tile_threads>(scan_temp).ExclusiveScan(last, cur, static_cast<I>(k0), max_of{});
+    tile_block_scan<I>(scan_temp).ExclusiveScan(last, cur, static_cast<I>(k0), max_of{});
     for (int j = 0; j < count; ++j) {
         cur = mine[j] != none ? mine[j] : cur;
         mine[j] = cur;
@@ -323,18 +330,19 @@ constexpr std::size_t tile_stage_bytes() {
     return 2 * sizeof(tile_stage<T, I, Keys>);
 }
 
-// Three blocks per SM, which the two stages' shared memory allows (3 x 70 KB
-// for fp32 values and int32 ids): left to itself the compiler takes about
-// 115 registers a thread and fits only two. Capped at 85 it spills a few
-// hundred bytes to L1, but the third block's warps hide far more latency:
-// 1.3x (sorted ids) to 2x (offsets, lengths, fixed) on an H100.
+// Three blocks per SM, which the two stages' shared memory allows (3 x 75 KB
+// for fp32 values and int32 ids, scan storage included): left to itself the
+// compiler takes about 115 registers a thread and fits only two. Capped at
+// 85 it spills a few hundred bytes to L1, but the third block's warps hide
+// far more latency: 1.1-1.5x on an H100 against two blocks per SM (sorted
+// ids 1.27x, offsets 1.13-1.47x).
 constexpr int tile_min_blocks = 3;
 
 template <class T, class O, class R, class S, class I, class Keys>
 SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
     tile_reduce_kernel(rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, R r, options opts,
                        std::int64_t tiles, const std::int64_t* edge_keys, tile_carry<S>* carry, gap_list gaps) {
-    using scan = cub::BlockScan<run_part<S>, tile_threads>;
+    using scan = tile_block_scan<run_part<S>>;
     using stage_t = tile_stage<T, I, Keys>;
     extern __shared__ __align__(16) unsigned char tile_smem[];
     stage_t* stages = reinterpret_cast<stage_t*>(tile_smem);
@@ -375,7 +383,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         __pipeline_wait_prior(1);
         __syncthreads();
         if constexpr (Keys::derived) {
-            __shared__ typename cub::BlockScan<I, tile_threads>::TempStorage key_scan_temp;
+            __shared__ typename tile_block_scan<I>::TempStorage key_scan_temp;
             derive_tile_keys<I>(stages[buf], keys, lo, static_cast<int>(hi - lo), tile_keys[0], tile_keys[1],
                                 key_scan_temp);
         }
