@@ -80,7 +80,9 @@ TEST_F(CudaOps, BincountGatherAgainstReference) {
     SEGRED_SEEDED_RNG(g);
     for (int t = 0; t < 24; ++t) {
         const i64 width = t % 3 == 0 ? 1 : t % 3 == 1 ? 3 : 64;
-        const i64 M = segref::uniform_int(g, 1, 50), n = segref::uniform_int(g, 0, 4000);
+        // M past 12288 counts into global memory rather than shared.
+        const i64 M = t % 4 == 3 ? segref::uniform_int(g, 20000, 60000) : segref::uniform_int(g, 1, 50);
+        const i64 n = segref::uniform_int(g, 0, 4000);
         const bool drop = t % 2 == 1;
         std::vector<std::int32_t> ids = segref::random_ids<std::int32_t>(g, n, drop ? -2 : 0, drop ? M + 2 : M - 1);
         const std::vector<float> w = segref::random_values<float>(g, n * width, segref::value_kind::general);
@@ -99,7 +101,28 @@ TEST_F(CudaOps, BincountGatherAgainstReference) {
         segref::params pc;
         pc.o = segref::op::count;
         pc.out_width = 1;
-        EXPECT_TRUE(segtest::equal_all(mem.to_host(d_cnt), segref::reduce<float>(w.data(), width, segs, pc).out, "bincount"));
+        const std::vector<double> counted = segref::reduce<float>(w.data(), width, segs, pc).out;
+        EXPECT_TRUE(segtest::equal_all(mem.to_host(d_cnt), counted, "bincount"));
+        // int32 counts (added straight into out), and counts added to what
+        // int64 and int32 outputs hold (accumulate).
+        auto d_cnt32 = mem.to_device(std::vector<std::int32_t>(static_cast<std::size_t>(M), -1));
+        segred::bincount(segred::cuda::par, segred::rows(d_ids.data(), n), segred::rows(d_cnt32.data(), M), opts);
+        EXPECT_TRUE(segtest::equal_all(mem.to_host(d_cnt32), counted, "int32 bincount"));
+        std::vector<std::int64_t> before(static_cast<std::size_t>(M));
+        std::vector<double> after(static_cast<std::size_t>(M));
+        for (i64 s = 0; s < M; ++s) {
+            before[static_cast<std::size_t>(s)] = s % 2 == 0 ? s * 1003 : -s;
+            after[static_cast<std::size_t>(s)] = static_cast<double>(before[static_cast<std::size_t>(s)]) +
+                                                 counted[static_cast<std::size_t>(s)];
+        }
+        segred::options acc = opts;
+        acc.accumulate();
+        auto d_acc64 = mem.to_device(before);
+        segred::bincount(segred::cuda::par, segred::rows(d_ids.data(), n), segred::rows(d_acc64.data(), M), acc);
+        EXPECT_TRUE(segtest::equal_all(mem.to_host(d_acc64), after, "accumulated int64 bincount"));
+        auto d_acc32 = mem.to_device(std::vector<std::int32_t>(before.begin(), before.end()));
+        segred::bincount(segred::cuda::par, segred::rows(d_ids.data(), n), segred::rows(d_acc32.data(), M), acc);
+        EXPECT_TRUE(segtest::equal_all(mem.to_host(d_acc32), after, "accumulated int32 bincount"));
 
         segref::params ps;
         const segref::result sum = segref::reduce<float>(w.data(), width, segs, ps);
@@ -120,6 +143,63 @@ TEST_F(CudaOps, BincountGatherAgainstReference) {
                                        "gather"));
         if (HasFailure()) return;
     }
+}
+
+// Counts over more ids than L2 holds as 64-bit words take 32-bit adds:
+// straight into an int32 out, into the low halves of an int64 out (with the
+// carry into the high half when out is accumulated), and into the low halves
+// of the count array behind a mean. Ids crowd a few bins (0..63 and M - 1)
+// so that counts pass an accumulated negative count's low half.
+TEST_F(CudaOps, CountsBeyondL2) {
+    SEGRED_SEEDED_RNG(g);
+    int device = 0, l2 = 0;
+    ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+    ASSERT_EQ(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), cudaSuccess);
+    i64 M = i64(1) << 24;
+    while (M * 8 <= 2 * i64(l2)) M *= 2;
+    const i64 n = 300000;
+    std::vector<std::int32_t> ids = segref::random_ids<std::int32_t>(g, n, 0, M - 1);
+    for (i64 i = 0; i < n; ++i) {
+        if (i % 3 == 1) ids[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(M - 1);
+        if (i % 3 == 2) ids[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i % 64);
+    }
+    // On a 1/8 grid: every partial sum is exact in float, whatever the order.
+    const std::vector<float> v = segref::random_values<float>(g, n, segref::value_kind::exact);
+    std::vector<double> count(static_cast<std::size_t>(M), 0.0), total(static_cast<std::size_t>(M), 0.0);
+    for (i64 i = 0; i < n; ++i) {
+        count[static_cast<std::size_t>(ids[static_cast<std::size_t>(i)])] += 1;
+        total[static_cast<std::size_t>(ids[static_cast<std::size_t>(i)])] += v[static_cast<std::size_t>(i)];
+    }
+    std::vector<std::int64_t> before(static_cast<std::size_t>(M));
+    std::vector<double> after(static_cast<std::size_t>(M)), mean(static_cast<std::size_t>(M)),
+        mean_scale(static_cast<std::size_t>(M), 1.0);
+    for (i64 s = 0; s < M; ++s) {
+        const std::size_t u = static_cast<std::size_t>(s);
+        before[u] = -1 - s % 7;
+        after[u] = static_cast<double>(before[u]) + count[u];
+        mean[u] = count[u] > 0 ? total[u] / count[u] : 0.0;
+    }
+    auto d_ids = mem.to_device(ids);
+    auto d_v = mem.to_device(v);
+    const auto id_rows = segred::rows(static_cast<const std::int32_t*>(d_ids.data()), n);
+
+    auto d_c32 = mem.to_device(std::vector<std::int32_t>(static_cast<std::size_t>(M), -1));
+    segred::bincount(segred::cuda::par, id_rows, segred::rows(d_c32.data(), M));
+    EXPECT_TRUE(segtest::equal_all(mem.to_host(d_c32), count, "int32 counts"));
+    auto d_c64 = mem.to_device(std::vector<std::int64_t>(static_cast<std::size_t>(M), -1));
+    segred::bincount(segred::cuda::par, id_rows, segred::rows(d_c64.data(), M));
+    EXPECT_TRUE(segtest::equal_all(mem.to_host(d_c64), count, "int64 counts"));
+    auto d_acc64 = mem.to_device(before);
+    segred::bincount(segred::cuda::par, id_rows, segred::rows(d_acc64.data(), M), segred::options{}.accumulate());
+    EXPECT_TRUE(segtest::equal_all(mem.to_host(d_acc64), after, "accumulated int64 counts"));
+    auto d_acc32 = mem.to_device(std::vector<std::int32_t>(before.begin(), before.end()));
+    segred::bincount(segred::cuda::par, id_rows, segred::rows(d_acc32.data(), M), segred::options{}.accumulate());
+    EXPECT_TRUE(segtest::equal_all(mem.to_host(d_acc32), after, "accumulated int32 counts"));
+    auto d_mean = mem.to_device(std::vector<float>(static_cast<std::size_t>(M), -1.f));
+    segred::accumarray(segred::cuda::par, segred::rows(static_cast<const float*>(d_v.data()), n),
+                       segred::ids(static_cast<const std::int32_t*>(d_ids.data()), M), segred::rows(d_mean.data(), M),
+                       segred::mean{});
+    EXPECT_TRUE(segtest::near_all(mem.to_host(d_mean), mean, &mean_scale, 1e-6, "mean"));
 }
 
 template <class Desc>
@@ -285,6 +365,18 @@ TEST_F(CudaOps, ExtremeShapes) {
             EXPECT_TRUE(segtest::near_all(mem.to_host(d_o), r.out, &r.scale, 2e-5, "out"));
             if (which == 2) EXPECT_TRUE(segtest::equal_all(mem.to_host(d_arg), r.arg, "arg"));
         }
+        // Counts of millions of rows into one id, in int32 and int64.
+        segref::params pc;
+        pc.o = segref::op::count;
+        pc.out_width = 1;
+        const std::vector<double> counted =
+            segref::reduce<float>(v.data(), sh.width, segref::from_ids(ids.data(), sh.M, sh.n, false), pc).out;
+        auto d_c32 = mem.to_device(std::vector<std::int32_t>(static_cast<std::size_t>(sh.M), 7));
+        auto d_c64 = mem.to_device(std::vector<std::int64_t>(static_cast<std::size_t>(sh.M), 7));
+        segred::bincount(segred::cuda::par, segred::rows(d_ids.data(), sh.n), segred::rows(d_c32.data(), sh.M));
+        segred::bincount(segred::cuda::par, segred::rows(d_ids.data(), sh.n), segred::rows(d_c64.data(), sh.M));
+        EXPECT_TRUE(segtest::equal_all(mem.to_host(d_c32), counted, "int32 bincount"));
+        EXPECT_TRUE(segtest::equal_all(mem.to_host(d_c64), counted, "int64 bincount"));
         if (HasFailure()) return;
     }
 }

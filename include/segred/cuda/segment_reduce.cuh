@@ -35,13 +35,21 @@ namespace detail {
 // Whether the scatter can add straight into out: the reducer's total is the
 // output itself and an empty segment's output is 0, exactly what the adds
 // leave there (with accumulate, an empty segment keeps out, as adding nothing
-// does).
+// does). Counts go into int64 outputs, and, where 32-bit adds are the faster
+// ones (narrow), into 32-bit integer outputs from 0 when fewer than 2^31
+// rows come (no count can wrap).
 template <class T, class O, class R>
-bool scatters_into_out(const rows_view<O>& out, const options& opts) {
+bool scatters_into_out(const rows_view<O>& out, std::int64_t n, bool narrow, const options& opts) {
     using A = segred::detail::accum_t<T>;
     constexpr bool sum_into_total = std::is_same<R, segred::sum>::value && std::is_same<O, A>::value;
-    constexpr bool count_into_int64 = std::is_same<R, segred::count>::value && std::is_same<O, std::int64_t>::value;
-    if (!(sum_into_total || (count_into_int64 && out.width == 1)) || opts.counts_out) return false;
+    constexpr bool counts = std::is_same<R, segred::count>::value;
+    constexpr bool count_into_int64 = counts && std::is_same<O, std::int64_t>::value;
+    constexpr bool count_into_int32 = counts && std::is_integral<O>::value && sizeof(O) == 4;
+    if (opts.counts_out) return false;
+    if (count_into_int32)
+        return narrow && out.width == 1 && n < (std::int64_t(1) << 31) && !opts.accumulate_into &&
+               segred::detail::zero_fill(opts);
+    if (!(sum_into_total || (count_into_int64 && out.width == 1))) return false;
     return opts.accumulate_into || segred::detail::zero_fill(opts);
 }
 
@@ -59,41 +67,52 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
     using A = segred::detail::accum_t<T>;
     constexpr bool sums = !std::is_same<R, segred::count>::value;
     const std::int64_t F = out.width;
-    const bool direct = scatters_into_out<T, O, R>(out, opts);
+    // Counts by 32-bit adds where 64-bit counts would not fit in L2.
+    const bool narrow = M * std::int64_t(sizeof(unsigned long long)) > device_l2_bytes();
+    const bool direct = scatters_into_out<T, O, R>(out, values.n, narrow, opts);
     const bool counted = !direct && !sum_needs_no_counts<R>(opts);
     temp_buffer<A> acc(p, sums && !direct ? M * F : 0);
     temp_buffer<unsigned long long> counts(p, counted ? M : 0);
     A* acc_ptr = acc.get();
-    unsigned long long* counts_ptr = counts.get();
+    count_sink count_to;
     if (direct) {
         acc_ptr = sums ? reinterpret_cast<A*>(out.data) : nullptr;
-        counts_ptr = sums ? nullptr : reinterpret_cast<unsigned long long*>(out.data);
         if (!opts.accumulate_into)
             SEGRED_CUDA_CHECK(cudaMemsetAsync(out.data, 0, static_cast<std::size_t>(out.size()) * sizeof(O), p.stream));
-    } else {
-        if (sums)
-            SEGRED_CUDA_CHECK(cudaMemsetAsync(acc_ptr, 0, static_cast<std::size_t>(M * F) * sizeof(A), p.stream));
-        if (counted)
-            SEGRED_CUDA_CHECK(cudaMemsetAsync(counts_ptr, 0,
-                                              static_cast<std::size_t>(M) * sizeof(unsigned long long), p.stream));
-        else
-            counts_ptr = nullptr;
+    } else if (sums) {
+        SEGRED_CUDA_CHECK(cudaMemsetAsync(acc_ptr, 0, static_cast<std::size_t>(M * F) * sizeof(A), p.stream));
     }
+    if (counted)
+        SEGRED_CUDA_CHECK(
+            cudaMemsetAsync(counts.get(), 0, static_cast<std::size_t>(M) * sizeof(unsigned long long), p.stream));
+    // 64-bit counts from 0 stay below 2^32 with fewer than 2^32 rows; an
+    // accumulated int64 out may already hold anything.
+    const bool below_2_32 = values.n < (std::int64_t(1) << 32);
+    auto counts_at = [&](void* words, bool from_zero) {
+        if (!narrow) return count_sink{static_cast<unsigned long long*>(words)};
+        return count_sink{nullptr, static_cast<unsigned int*>(words), 2, !(from_zero && below_2_32)};
+    };
+    if (direct && !sums)
+        count_to = sizeof(O) == 4 ? count_sink{nullptr, reinterpret_cast<unsigned int*>(out.data)}
+                                  : counts_at(out.data, !opts.accumulate_into);
+    if (counted) count_to = counts_at(counts.get(), true);
     const std::int64_t work = scatter_work(values.n, F);
-    const std::size_t shared_bytes = scatter_shared_bytes<A>(values.n, M, F, sums, counts_ptr != nullptr);
+    const std::size_t shared_bytes =
+        scatter_shared_bytes<A>(values.n, M, F, sums, count_to.wide != nullptr || count_to.narrow != nullptr);
     if (values.n > 0) {
         if (shared_bytes > 0) {
             const auto kernel = scatter_shared_kernel<sums, T, A, SegOf>;
             kernel<<<resident_grid(kernel, shared_bytes, work), block_threads, shared_bytes, p.stream>>>(
-                values, seg_of, M, F, acc_ptr, counts_ptr);
+                values, seg_of, M, F, acc_ptr, count_to);
         } else {
-            scatter_global_kernel<sums, T, A><<<grid_for(work), block_threads, 0, p.stream>>>(values, seg_of, F,
-                                                                                            acc_ptr, counts_ptr);
+            scatter_global_kernel<sums, T, A><<<grid_for(work), block_threads, 0, p.stream>>>(
+                values, seg_of, F, acc_ptr, count_to);
         }
         SEGRED_CUDA_CHECK(cudaGetLastError());
     }
     if (direct) return;
-    finish_scatter_kernel<T><<<grid_for(M * F), block_threads, 0, p.stream>>>(acc_ptr, counts_ptr, M, out, r, opts);
+    finish_scatter_kernel<T><<<grid_for(M * F), block_threads, 0, p.stream>>>(acc_ptr, counts.get(), M, out, r,
+                                                                                opts);
     SEGRED_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -38,6 +38,14 @@ inline unsigned grid_for(std::int64_t work, int threads = block_threads) {
     return static_cast<unsigned>(std::min<std::int64_t>(wanted, std::int64_t(sms) * 16));
 }
 
+// Bytes of L2 cache on the current device.
+inline std::int64_t device_l2_bytes() {
+    int device = 0, bytes = 0;
+    SEGRED_CUDA_CHECK(cudaGetDevice(&device));
+    SEGRED_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+    return bytes;
+}
+
 // Copy one value back to the host. Synchronizes the stream: only the check
 // policy and error reporting do this.
 template <class T>
