@@ -29,7 +29,9 @@
 #include <cuda_pipeline.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "../../core/finalize.hpp"
 #include "../../core/options.hpp"
@@ -265,27 +267,101 @@ struct tile_stage {
 template <class X>
 constexpr bool async_copyable = sizeof(X) == 4 || sizeof(X) == 8 || sizeof(X) == 16;
 
-// Start copying tile `tile`'s rows into st (every thread its rows t, t + 256,
-// ...). Types cp.async cannot move go through registers, synchronously.
+// The stage is addressed by 32-bit shared-memory addresses held in
+// registers. Through generic pointers into the dynamic shared memory, the
+// compiler (short of registers under tile_min_blocks) recomputes the shared
+// window's base for every row it loads and every copy it starts: eight
+// instructions where one add does. pinned() hides where an address came
+// from, so it stays in its register instead.
+__device__ __forceinline__ unsigned pinned(unsigned a) {
+    asm volatile("" : "+r"(a));
+    return a;
+}
+
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+    return pinned(static_cast<unsigned>(__cvta_generic_to_shared(p)));
+}
+
+template <int Bytes>
+__device__ __forceinline__ void copy_async(unsigned dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(Bytes) : "memory");
+}
+
+// Element of a stage at shared address a (ordered by the volatile asm, like
+// the barriers around it).
+template <class X>
+__device__ __forceinline__ X load_shared(unsigned a) {
+    X x;
+    if constexpr (sizeof(X) == 4) {
+        unsigned w;
+        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(a));
+        memcpy(&x, &w, 4);
+    } else if constexpr (sizeof(X) == 8) {
+        unsigned long long w;
+        asm volatile("ld.shared.b64 %0, [%1];\n" : "=l"(w) : "r"(a));
+        memcpy(&x, &w, 8);
+    } else if constexpr (sizeof(X) == 2) {
+        unsigned short w;
+        asm volatile("ld.shared.b16 %0, [%1];\n" : "=h"(w) : "r"(a));
+        memcpy(&x, &w, 2);
+    } else if constexpr (sizeof(X) == 1) {
+        unsigned w;
+        asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(w) : "r"(a));
+        const unsigned char b = static_cast<unsigned char>(w);
+        memcpy(&x, &b, 1);
+    } else {
+        x = *static_cast<const X*>(__cvta_shared_to_generic(a));
+    }
+    return x;
+}
+
+// Start copying tile `tile`'s rows into st, the stage at shared address
+// at (every thread its rows t, t + 256, ...). Types cp.async cannot move go
+// through registers, synchronously.
 template <class T, class I, class Keys>
-__device__ void stage_tile(tile_stage<T, I, Keys>& st, const T* values, Keys keys, std::int64_t lo, int valid) {
-    constexpr int items = tile_stage<T, I, Keys>::items;
-#pragma unroll
-    for (int j = 0; j < items; ++j) {
-        const int e = j * tile_threads + int(threadIdx.x);
-        if (e >= valid) continue;
+__device__ void stage_tile(tile_stage<T, I, Keys>& st, unsigned at, const T* values, Keys keys, std::int64_t lo,
+                           int valid) {
+    using stage_t = tile_stage<T, I, Keys>;
+    constexpr int items = stage_t::items;
+    // Row t + 256 j sits tile_threads + tile_threads / items slots after row t.
+    constexpr int step = tile_threads + tile_threads / items;
+    const int t = threadIdx.x;
+    const unsigned v0 = at + static_cast<unsigned>(tile_slot<items>(t) * sizeof(T));
+    const unsigned k0 = at + static_cast<unsigned>(offsetof(stage_t, keys) + tile_slot<items>(t) * sizeof(I));
+    const T* vsrc = values + lo + t;
+    const I* ksrc = nullptr;
+    if constexpr (Keys::loaded) ksrc = keys.ids + lo + t;
+    constexpr bool keys_async = !Keys::loaded || async_copyable<I>;
+    auto copy_row = [&](int j) {
         if constexpr (async_copyable<T>) {
-            __pipeline_memcpy_async(&st.values[tile_slot<items>(e)], values + lo + e, sizeof(T));
+            copy_async<sizeof(T)>(v0 + j * step * sizeof(T), vsrc + j * tile_threads);
         } else {
-            st.values[tile_slot<items>(e)] = values[lo + e];
+            st.values[tile_slot<items>(j * tile_threads + t)] = vsrc[j * tile_threads];
         }
         if constexpr (Keys::loaded) {
             if constexpr (async_copyable<I>) {
-                __pipeline_memcpy_async(&st.keys[tile_slot<items>(e)], keys.ids + lo + e, sizeof(I));
+                copy_async<sizeof(I)>(k0 + j * step * sizeof(I), ksrc + j * tile_threads);
             } else {
-                st.keys[tile_slot<items>(e)] = keys.ids[lo + e];
+                st.keys[tile_slot<items>(j * tile_threads + t)] = ksrc[j * tile_threads];
             }
         }
+    };
+    if (async_copyable<T> && keys_async) {
+        // Rows past the input end this thread's copies.
+#pragma unroll
+        for (int j = 0; j < items; ++j) {
+            if (j * tile_threads + t >= valid) break;
+            copy_row(j);
+        }
+    } else if (valid == items * tile_threads) {
+        // Copies through registers, of a full tile (all but the last): every
+        // load is issued before the first store, with no check between.
+#pragma unroll
+        for (int j = 0; j < items; ++j) copy_row(j);
+    } else {
+#pragma unroll
+        for (int j = 0; j < items; ++j)
+            if (j * tile_threads + t < valid) copy_row(j);
     }
     __pipeline_commit();
 }
@@ -346,6 +422,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
     using stage_t = tile_stage<T, I, Keys>;
     extern __shared__ __align__(16) unsigned char tile_smem[];
     stage_t* stages = reinterpret_cast<stage_t*>(tile_smem);
+    const unsigned stages_at = shared_address(tile_smem);
     __shared__ typename scan::TempStorage scan_temp;
     __shared__ std::int64_t first_key[tile_threads], last_key[tile_threads], tile_keys[2];
     constexpr int tile_items = stage_t::items;
@@ -361,7 +438,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
     std::int64_t lo, hi;
     if (std::int64_t(blockIdx.x) < tiles) {
         bounds(blockIdx.x, lo, hi);
-        stage_tile<T, I>(stages[0], values.data, keys, lo, static_cast<int>(hi - lo));
+        stage_tile<T, I>(stages[0], stages_at, values.data, keys, lo, static_cast<int>(hi - lo));
     }
     int buf = 0;
     for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, buf ^= 1) {
@@ -370,7 +447,8 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         if (after < tiles) {
             std::int64_t alo, ahi;
             bounds(after, alo, ahi);
-            stage_tile<T, I>(stages[buf ^ 1], values.data, keys, alo, static_cast<int>(ahi - alo));
+            stage_tile<T, I>(stages[buf ^ 1], stages_at + (buf ^ 1) * unsigned(sizeof(stage_t)), values.data, keys,
+                             alo, static_cast<int>(ahi - alo));
         } else {
             __pipeline_commit();  // an empty batch keeps "all but the newest" meaning this tile
         }
@@ -394,6 +472,10 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         const int count = left < 0 ? 0 : left < tile_items ? left : tile_items;
         const T* vals = stage.values + t * (tile_items + 1);
         const I* ids = stage.keys + (keys_staged<Keys> ? t * (tile_items + 1) : 0);
+        // The same rows by shared address, for the fold's loop.
+        const unsigned stage_at = stages_at + unsigned(buf * sizeof(stage_t));
+        const unsigned vals_at = pinned(stage_at + unsigned(t * (tile_items + 1) * sizeof(T)));
+        const unsigned ids_at = pinned(stage_at + unsigned(offsetof(stage_t, keys) + t * (tile_items + 1) * sizeof(I)));
         // Keys of this thread's first and last rows (M when it has none).
         std::int64_t k_first = M, k_last = M;
         if (count > 0) {
@@ -447,15 +529,16 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         };
         for (int i = 0; i < count; ++i) {
             if constexpr (keys_staged<Keys>) {
-                const std::int64_t k = static_cast<std::int64_t>(ids[i]);
-                if (k != cur) close_run(i, k);
+                const I k = load_shared<I>(ids_at + unsigned(i * sizeof(I)));
+                // Within the rows, cur is some row's key: it fits in I.
+                if (k != static_cast<I>(cur)) close_run(i, static_cast<std::int64_t>(k));
             } else {
                 if (row0 + i >= bound) {
                     close_run(i, keys.next(cur, row0 + i));
                     bound = keys.bound(cur);
                 }
             }
-            r.update(st, vals[i], row0 + i);
+            r.update(st, load_shared<T>(vals_at + unsigned(i * sizeof(T))), row0 + i);
         }
         // Where the input ends inside this thread, the rows after it count as
         // key M (no segment): the run before them closes, its gap is filled.
