@@ -472,9 +472,8 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         // This thread's rows are slots [t * (items + 1), + count) of the stage.
         const int left = static_cast<int>(hi - lo) - t * tile_items;
         const int count = left < 0 ? 0 : left < tile_items ? left : tile_items;
-        const T* vals = stage.values + t * (tile_items + 1);
         const I* ids = stage.keys + (keys_staged<Keys> ? t * (tile_items + 1) : 0);
-        // The same rows by shared address, for the fold's loop.
+        // This thread's values and keys by shared address, for the fold's loop.
         const unsigned stage_at = stages_at + unsigned(buf * sizeof(stage_t));
         const unsigned vals_at = pinned(stage_at + unsigned(t * (tile_items + 1) * sizeof(T)));
         const unsigned ids_at = pinned(stage_at + unsigned(offsetof(stage_t, keys) + t * (tile_items + 1) * sizeof(I)));
