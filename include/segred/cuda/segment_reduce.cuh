@@ -68,7 +68,7 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
     constexpr bool sums = !std::is_same<R, segred::count>::value;
     const std::int64_t F = out.width;
     // Counts by 32-bit adds where 64-bit counts would not fit in L2.
-    const bool narrow = M * std::int64_t(sizeof(unsigned long long)) > device_l2_bytes();
+    const bool narrow = M * std::int64_t(sizeof(unsigned long long)) > device_attribute(cudaDevAttrL2CacheSize);
     const bool direct = scatters_into_out<T, O, R>(out, values.n, narrow, opts);
     const bool counted = !direct && !sum_needs_no_counts<R>(opts);
     temp_buffer<A> acc(p, sums && !direct ? M * F : 0);

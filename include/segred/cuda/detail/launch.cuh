@@ -28,22 +28,20 @@ struct max_of {
     __device__ X operator()(const X& a, const X& b) const { return a < b ? b : a; }
 };
 
+// An attribute of the current device.
+inline int device_attribute(cudaDeviceAttr attr) {
+    int device = 0, value = 0;
+    SEGRED_CUDA_CHECK(cudaGetDevice(&device));
+    SEGRED_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, device));
+    return value;
+}
+
 // Blocks for a grid-stride loop over `work` threads: enough to fill the
 // device several times over, never more than the work needs.
 inline unsigned grid_for(std::int64_t work, int threads = block_threads) {
-    int device = 0, sms = 0;
-    SEGRED_CUDA_CHECK(cudaGetDevice(&device));
-    SEGRED_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
     const std::int64_t wanted = (std::max<std::int64_t>(work, 1) + threads - 1) / threads;
     return static_cast<unsigned>(std::min<std::int64_t>(wanted, std::int64_t(sms) * 16));
-}
-
-// Bytes of L2 cache on the current device.
-inline std::int64_t device_l2_bytes() {
-    int device = 0, bytes = 0;
-    SEGRED_CUDA_CHECK(cudaGetDevice(&device));
-    SEGRED_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
-    return bytes;
 }
 
 // Copy one value back to the host. Synchronizes the stream: only the check

@@ -253,9 +253,8 @@ std::size_t scatter_shared_bytes(std::int64_t n, std::int64_t M, std::int64_t F,
 // one full wave only add flushes.
 template <class Kernel>
 unsigned resident_grid(Kernel kernel, std::size_t shared_bytes, std::int64_t work) {
-    int device = 0, sms = 0, per_sm = 0;
-    SEGRED_CUDA_CHECK(cudaGetDevice(&device));
-    SEGRED_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
+    int per_sm = 0;
     SEGRED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, shared_bytes));
     return std::min(grid_for(work), static_cast<unsigned>(std::max(per_sm, 1) * sms));
 }

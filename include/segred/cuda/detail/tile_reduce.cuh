@@ -672,9 +672,7 @@ void tile_reduce(const par_t& p, rows_view<const T> values, Keys keys, std::int6
     int per_sm = 0;
     SEGRED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tile_threads, smem));
     if (per_sm < 1) per_sm = 1;
-    int device = 0, sms = 0;
-    SEGRED_CUDA_CHECK(cudaGetDevice(&device));
-    SEGRED_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
     const std::int64_t grid = std::min<std::int64_t>(tiles, std::int64_t(sms) * per_sm);
     kernel<<<static_cast<unsigned>(grid), tile_threads, smem, p.stream>>>(values, keys, M, out, r, opts, tiles,
                                                                         edge_keys.get(), carry.get(), gaps);

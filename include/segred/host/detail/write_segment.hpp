@@ -29,8 +29,8 @@ namespace segred {
 namespace host_detail {
 
 template <class T, class O, class R>
-void write_segment(const R& r, const options& opts, const rows_view<O>& out, std::int64_t s, state_t<R, T>* st,
-                   std::int64_t rows) {
+void write_segment(const R& r, const options& opts, const rows_view<O>& out, std::int64_t s,
+                   const state_t<R, T>* st, std::int64_t rows) {
     if (opts.counts_out) opts.counts_out[s] = rows;
     for (std::int64_t f = 0; f < out.width; ++f) detail::write_result<T>(r, opts, out, s, f, st[f], rows);
 }
@@ -86,14 +86,11 @@ struct segment_writer {
     }
 
     // Out of line, so the general case does not crowd the loops' registers.
-    // Batches come from one-column loops only: column 0 is the whole row
-    // (write_segment's work for one column, without its state array).
+    // Batches come from one-column loops only: a[j] is segment s0 + j's
+    // whole state.
     template <int K>
     SEGRED_HOST_NOINLINE void one_row_batch_general(std::int64_t s0, const state_t<R, T>* a) const {
-        for (int j = 0; j < K; ++j) {
-            if (opts.counts_out) opts.counts_out[s0 + j] = 1;
-            detail::write_result<T>(r, opts, out, s0 + j, 0, a[j], 1);
-        }
+        for (int j = 0; j < K; ++j) write_segment<T>(r, opts, out, s0 + j, a + j, 1);
     }
 };
 
