@@ -2,10 +2,13 @@
 // by every host loop shape (segments of a layout, sorted runs, scatter).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "../../core/reducers.hpp"
 #include "../../core/views.hpp"
+#include "simd_extremum.hpp"
 
 namespace segred {
 namespace host_detail {
@@ -19,6 +22,19 @@ struct row_fold {
     // Whether update reads the row index (a reducer that records the
     // winning row) rather than only the value.
     static constexpr bool uses_row = R::has_arg;
+    // +1 for max, -1 for min, 0 for other reducers: plain (extremum) and
+    // arg (value and row) forms, which take the vector folds below on
+    // float and double values.
+    static constexpr int plain_extremum = std::is_base_of<detail::extremum<true>, R>::value    ? 1
+                                          : std::is_base_of<detail::extremum<false>, R>::value ? -1
+                                                                                                : 0;
+    static constexpr int arg_extremum = std::is_base_of<detail::arg_extremum<true, true>, R>::value ||
+                                                std::is_base_of<detail::arg_extremum<true, false>, R>::value
+                                            ? 1
+                                        : std::is_base_of<detail::arg_extremum<false, true>, R>::value ||
+                                                std::is_base_of<detail::arg_extremum<false, false>, R>::value
+                                            ? -1
+                                            : 0;
     const R& r;
     rows_view<const T> values;
     std::int64_t width;
@@ -66,16 +82,51 @@ struct row_fold {
             for (std::int64_t k = k0; k < k1; ++k) update_one(a, k);
             return a;
         }
+        if constexpr (arg_extremum != 0 && has_simd_extremum<T>)
+            if (values.width == 1) return fold_arg_blocks(k0, k1);
         if (sizeof(state) <= 8 && k1 - k0 >= 256) return fold_lanes<16>(k0, k1);
         return fold_lanes<4>(k0, k1);
     }
 
   private:
+    // The arg forms, block by block: a block's extremum (vector lanes), and
+    // only when it beats the state so far, the first row of the block that
+    // holds it. That is the sequential fold's result (the best value, its
+    // lowest row), reached without a compare and branch on every row, which
+    // ran at a fifth of max's speed. A block holding NaN takes the scalar
+    // step row by row.
+    SEGRED_FORCE_INLINE state fold_arg_blocks(std::int64_t k0, std::int64_t k1) const {
+        constexpr bool Max = arg_extremum > 0;
+        constexpr std::int64_t block = 256;
+        const T* x = values.data;
+        state a = init();
+        for (std::int64_t b = k0; b < k1; b += block) {
+            const std::int64_t e = std::min(b + block, k1);
+            T m;
+            if (!simd_extremum_of<Max>(x + b, e - b, m)) {
+                for (std::int64_t k = b; k < e; ++k) update_one(a, k);
+                continue;
+            }
+            // Row b stands for the block: a tie with the state so far keeps
+            // its lower row, unless the state is still empty.
+            if (!R::better(state{m, b}, a)) continue;
+            std::int64_t k = b;
+            while (!(x[k] == m)) ++k;
+            a = state{x[k], k};
+        }
+        return a;
+    }
+
     template <int Lanes>
     SEGRED_FORCE_INLINE state fold_lanes(std::int64_t k0, std::int64_t k1) const {
         state l[Lanes];
         for (int j = 0; j < Lanes; ++j) l[j] = init();
         std::int64_t k = k0;
+        if constexpr (plain_extremum != 0 && has_simd_extremum<T>) {
+            const std::int64_t main = (k1 - k0) / Lanes * Lanes;
+            if (values.width == 1 && simd_extremum_lanes<(plain_extremum > 0), Lanes>(values.data + k0, main, l))
+                k += main;
+        }
         for (; k + Lanes <= k1; k += Lanes)
             for (int j = 0; j < Lanes; ++j) update_one(l[j], k + j);
         for (int j = 0; k < k1; ++k, ++j) update_one(l[j], k);

@@ -1,0 +1,133 @@
+// max, min and their arg forms over runs long enough for the host's vector
+// folds (lanes of 4 and 16, blocks of 256 rows for the arg forms), against
+// the independent sequential reference: every run length around a lane or
+// block boundary, and values that test what the lanes must not change --
+// ties (the arg is the lowest row), +0 against -0, infinities, runs of only
+// -inf or +inf, NaN at the start, in the middle or in the scalar tail of a
+// run, and values that improve on every row (each block finds a new best).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <segred/segred.hpp>
+
+#include "common/reduce_harness.hpp"
+#include "common/reference.hpp"
+#include "common/test_util.hpp"
+
+namespace {
+
+using segtest::form;
+using segtest::i64;
+
+template <class P>
+class ReduceExtremumRuns : public ::testing::Test {};
+TYPED_TEST_SUITE(ReduceExtremumRuns, segtest::float_value_pairs, segtest::vi_names);
+
+enum class pattern { ties, nan_inside, nan_first, nan_last, only_low, only_high, ascending, descending, count };
+
+// The values of one run of `len` rows in the given pattern.
+template <class T>
+void append_run(segref::rng& g, std::vector<T>& v, i64 len, pattern p) {
+    const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+    const std::size_t at = v.size();
+    for (i64 j = 0; j < len; ++j) {
+        // Steps of 0.5 in [-3, 3]: many ties; zeros come with either sign.
+        T x = static_cast<T>(0.5 * static_cast<double>(segref::uniform_int(g, -6, 6)));
+        if (x == T(0) && segref::coin(g, 0.5)) x = -x;
+        if (segref::coin(g, 0.02)) x = segref::coin(g, 0.5) ? inf : -inf;
+        switch (p) {
+        case pattern::only_low: x = -inf; break;
+        case pattern::only_high: x = inf; break;
+        case pattern::ascending: x = static_cast<T>(j); break;
+        case pattern::descending: x = static_cast<T>(-j); break;
+        default: break;
+        }
+        v.push_back(x);
+    }
+    if (len == 0) return;
+    if (p == pattern::nan_inside) v[at + static_cast<std::size_t>(segref::uniform_int(g, 0, len - 1))] = nan;
+    if (p == pattern::nan_first) v[at] = nan;
+    if (p == pattern::nan_last) v[at + static_cast<std::size_t>(len - 1)] = nan;
+}
+
+// Runs of every length near 4, 16 and 256 rows, each pattern in turn.
+template <class T, class I>
+void make_runs(segref::rng& g, segtest::seg_input<I>& s, std::vector<T>& v) {
+    const std::vector<i64> lengths = {0,  1,  3,   4,   5,   15,  16,  17,  31,  32,  33,  63,  64,
+                                      65, 67, 255, 256, 257, 259, 300, 511, 512, 513, 777, 1030};
+    std::vector<i64> len;
+    int p = 0;
+    for (int round = 0; round < 2; ++round)
+        for (i64 L : lengths) {
+            append_run(g, v, L, static_cast<pattern>(p));
+            len.push_back(L);
+            p = (p + 1) % static_cast<int>(pattern::count);
+        }
+    s.M = static_cast<i64>(len.size());
+    s.n = static_cast<i64>(v.size());
+    s.idx = s.kind == form::sorted_ids ? segref::sorted_ids_from_lengths<I>(len) : segref::offsets_from_lengths<I>(len);
+}
+
+template <form F, class T, class I>
+void check_all_extrema(segref::rng& g) {
+    using segref::op;
+    SCOPED_TRACE(segtest::form_name(F));
+    segtest::seg_input<I> s;
+    s.kind = F;
+    std::vector<T> v;
+    make_runs<T, I>(g, s, v);
+    segtest::trial_config c;
+    c.fill_mode = segref::fill::nan;
+    segtest::check_reduce<F, T, I, T>(segred::host, segred::max{}, op::max, 0, c, s, v, g);
+    segtest::check_reduce<F, T, I, T>(segred::host, segred::min{}, op::min, 0, c, s, v, g);
+    c.arg = true;
+    segtest::check_reduce<F, T, I, T>(segred::host, segred::max{}, op::max, 0, c, s, v, g);
+    segtest::check_reduce<F, T, I, T>(segred::host, segred::min{}, op::min, 0, c, s, v, g);
+    c.arg = false;
+    c.fill_mode = segref::fill::zero;  // an empty segment's arg is -1 whatever the fill
+    segtest::check_reduce<F, T, I, i64>(segred::host, segred::argmax{}, op::argmax, 0, c, s, v, g);
+    segtest::check_reduce<F, T, I, i64>(segred::host, segred::argmin{}, op::argmin, 0, c, s, v, g);
+}
+
+TYPED_TEST(ReduceExtremumRuns, EveryLengthNearALaneOrBlock) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (int trial = 0; trial < 4 && !::testing::Test::HasFailure(); ++trial) {
+        check_all_extrema<form::offsets, T, I>(g);
+        check_all_extrema<form::sorted_ids, T, I>(g);
+    }
+}
+
+// One segment cut into several pieces (over 2^16 rows): the best value sits
+// in a late piece, tied with +0/-0 and with a NaN or not.
+TYPED_TEST(ReduceExtremumRuns, GiantSegmentAcrossPieces) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    using segref::op;
+    SEGRED_SEEDED_RNG(g);
+    const i64 n = 3 * 65536 + 1001;
+    for (bool with_nan : {false, true}) {
+        std::vector<T> v(static_cast<std::size_t>(n));
+        for (T& x : v) x = static_cast<T>(-segref::uniform_int(g, 1, 1000));
+        for (i64 r : {i64(140000), i64(140001), i64(150000), i64(190000)}) v[static_cast<std::size_t>(r)] = T(0);
+        v[140000] = -v[140000];  // -0 first: still the first row of the tie
+        if (with_nan) v[static_cast<std::size_t>(n - 3)] = std::numeric_limits<T>::quiet_NaN();
+        segtest::seg_input<I> s;
+        s.kind = form::fixed;
+        s.M = 1;
+        s.n = n;
+        s.fixed_size = n;
+        segtest::trial_config c;
+        segtest::check_reduce<form::fixed, T, I, T>(segred::host, segred::max{}, op::max, 0, c, s, v, g);
+        segtest::check_reduce<form::fixed, T, I, i64>(segred::host, segred::argmax{}, op::argmax, 0, c, s, v, g);
+        c.arg = true;
+        segtest::check_reduce<form::fixed, T, I, T>(segred::host, segred::max{}, op::max, 0, c, s, v, g);
+    }
+}
+
+} // namespace
