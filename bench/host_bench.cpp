@@ -31,7 +31,8 @@
 // and at uniform ids with M = 2^14 and 2^22 vary one thing at a time: fp64,
 // int64 ids, width 64, mean, max, argmax, and for ids weighted bincount and
 // gather_backward. Width 64 keeps the bytes of width 1: N / 64 rows, and for
-// ids M / 64 segments (so those names say M256 and M65536). The full run, 120
+// ids M / 64 segments (so those names say M256 and M65536). Max and argmax also
+// run over offsets of 1024 rows and of power-law lengths. The full run, 128
 // cases, takes about 2 minutes on 2 cores; bench/peers/host_peers.py runs the
 // matching cases beside NumPy and PyTorch.
 //
@@ -392,6 +393,11 @@ void register_cases(const std::vector<int>& ts) {
     for (const auto& lay : sorted)
         for (const char* form : {"sorted_ids", "offsets"})
             for (int t : ts) add<float, std::int32_t>({"sum", form, lay, 1, t});
+    // max and argmax beside the sum on long and power-law segments: the
+    // vector lanes of max over long runs, and argmax's blocks.
+    for (const layout& lay : {layout{"const", 1024}, layout{"powerlaw", 1.5}})
+        for (const char* op : {"max", "argmax"})
+            for (int t : ts) add<float, std::int32_t>({op, "offsets", lay, 1, t});
     for (double M : {16.0, double(1 << 14), double(1 << 19), double(1 << 22), double(N)})
         for (const char* dist : {"uniform", "zipf", "equal"})
             for (int t : ts) add<float, std::int32_t>({"sum", "ids", {dist, M}, 1, t});
