@@ -63,6 +63,71 @@ TEST_F(CudaPolicy, RunToRunDeterminism) {
     expect_same_bits_3x(run(segred::ids(d_ids.data(), M), segred::var{}, {}), "unsorted var (always sorted path)");
 }
 
+// The deterministic sum and mean over few segments (private totals per
+// thread, combined in a fixed order): several fold blocks and a partial one,
+// a hot id, ids 0 and M - 1, an empty segment, M at and just past the private
+// totals' limit (96 float or 64 double segments; 97 takes the sort path),
+// int32 and int64 ids. Values are small integers, so every sum is exact and
+// equals the double reference; the same bits come back on every run.
+template <class T, class I>
+void deterministic_small_m_case(segref::rng& g, i64 M) {
+    SCOPED_TRACE("M = " + std::to_string(M) + (sizeof(T) == 8 ? ", double" : ", float") +
+                 (sizeof(I) == 8 ? ", int64 ids" : ", int32 ids"));
+    const i64 n = 3 * 32768 + 12345;
+    std::vector<I> ids = segref::random_ids<I>(g, n, 0, M - 1);
+    for (i64 i = 0; i < n; i += 3) ids[static_cast<std::size_t>(i)] = static_cast<I>(M - 1);  // hot id
+    if (M > 2)
+        for (auto& k : ids)
+            if (k == I(1)) k = I(0);  // segment 1 stays empty
+    std::vector<T> v(static_cast<std::size_t>(n));
+    for (T& x : v) x = static_cast<T>(segref::uniform_int(g, -2, 2));
+    const segref::row_lists segs = segref::from_ids(ids.data(), M, n, false);
+    auto d_v = mem.to_device(v);
+    auto d_ids = mem.to_device(ids);
+    const auto desc = segred::ids(static_cast<const I*>(d_ids.data()), M);
+    const auto in = segred::rows(static_cast<const T*>(d_v.data()), n);
+    auto run = [&](auto reducer, segred::options opts, const std::vector<T>& start) {
+        auto d_o = mem.to_device(start);
+        segred::segment_reduce(segred::cuda::par, in, desc, segred::rows(d_o.data(), M), reducer,
+                               opts.deterministic());
+        return mem.to_host(d_o);
+    };
+    const std::vector<T> zeros(static_cast<std::size_t>(M), T(0));
+    segref::params p;
+    p.o = segref::op::sum;
+    const std::vector<T> sum = run(segred::sum{}, {}, zeros);
+    EXPECT_TRUE(segtest::equal_all(sum, segref::reduce<T>(v.data(), 1, segs, p).out, "sum"));
+    EXPECT_TRUE(segtest::same_bits(sum, run(segred::sum{}, {}, zeros), "sum, second run"));
+    // accumulate onto existing values, with counts.
+    std::vector<T> start(static_cast<std::size_t>(M));
+    for (T& x : start) x = static_cast<T>(segref::uniform_int(g, -9, 9));
+    auto d_cnt = mem.to_device(std::vector<std::int64_t>(static_cast<std::size_t>(M), -5));
+    const std::vector<T> acc = run(segred::sum{}, segred::options{}.accumulate().counts(d_cnt.data()), start);
+    p.accumulate = true;
+    p.initial.assign(start.begin(), start.end());
+    const segref::result racc = segref::reduce<T>(v.data(), 1, segs, p);
+    EXPECT_TRUE(segtest::equal_all(acc, racc.out, "accumulated sum"));
+    EXPECT_TRUE(segtest::equal_all(mem.to_host(d_cnt), racc.counts, "counts"));
+    // mean, an empty segment filled with -7.
+    p = segref::params{};
+    p.o = segref::op::mean;
+    p.fill_mode = segref::fill::constant;
+    p.fill_value = -7;
+    const segref::result rmean = segref::reduce<T>(v.data(), 1, segs, p);
+    std::vector<double> tol(rmean.out.size());
+    for (std::size_t s = 0; s < tol.size(); ++s) tol[s] = std::fabs(rmean.out[s]) + 1e-30;
+    const std::vector<T> mean = run(segred::mean{}, segred::options{}.fill(-7), zeros);
+    EXPECT_TRUE(segtest::near_all(mean, rmean.out, &tol, sizeof(T) == 8 ? 1e-15 : 1e-6, "mean"));
+    EXPECT_TRUE(segtest::same_bits(mean, run(segred::mean{}, segred::options{}.fill(-7), zeros), "mean, second run"));
+}
+
+TEST_F(CudaPolicy, DeterministicSmallM) {
+    SEGRED_SEEDED_RNG(g);
+    for (i64 M : {1, 2, 64, 96, 97}) deterministic_small_m_case<float, std::int32_t>(g, M);
+    deterministic_small_m_case<float, std::int64_t>(g, 33);
+    for (i64 M : {64, 65}) deterministic_small_m_case<double, std::int64_t>(g, M);
+}
+
 // Every bad input throws segred::error naming argument, position and value,
 // and leaves out (and counts) exactly as they were, also with accumulate.
 TEST_F(CudaPolicy, BadInputThrowsAndWritesNothing) {

@@ -23,6 +23,7 @@
 #include "detail/layout.cuh"
 #include "detail/reduce_layout.cuh"
 #include "detail/scatter_kernels.cuh"
+#include "detail/small_m_reduce.cuh"
 #include "detail/sort_reduce.cuh"
 #include "detail/tile_reduce.cuh"
 #include "detail/validate.cuh"
@@ -147,12 +148,17 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
     }
     const bool one_column = values.width == 1 && out.width == 1 && values.n > 0;
     if constexpr (Seg::kind == segment_kind::ids && detail::is_atomic_reducer<R>::value) {
-        // Deterministic sums of one column: values sorted by id, then the tile
-        // reduction (sort_reduce.cuh). Under drop, rows of bad ids must go
-        // nowhere, so the (id, row) sort below handles them.
+        // Deterministic sums of one column: into few segments, private
+        // totals per thread combined in a fixed order (small_m_reduce.cuh);
+        // else values sorted by id, then the tile reduction
+        // (sort_reduce.cuh). Under drop, rows of bad ids must go nowhere, so
+        // the (id, row) sort below handles them.
         if (one_column && seg.M > 0 && opts.bounds_mode != bounds_policy::drop) {
             if (opts.bounds_mode == bounds_policy::check) detail::check_ids(p, fn, "ids", seg.ptr, values.n, seg.M);
-            detail::sort_then_reduce(p, values, seg.ptr, seg.M, out, r, opts);
+            if (detail::small_m_applies<T, R>(seg.M))
+                detail::small_m_then_finish(p, values, seg.ptr, seg.M, out, r, opts);
+            else
+                detail::sort_then_reduce(p, values, seg.ptr, seg.M, out, r, opts);
             return;
         }
     }
