@@ -1,5 +1,5 @@
-// segred/cuda/detail/small_m_reduce.cuh -- the deterministic path for sums,
-// means and counts of one column over unsorted ids into few segments.
+// segred/cuda/detail/small_m_reduce.cuh -- the deterministic path for sums
+// and means of one column over unsorted ids into few segments.
 //
 // Sorting the rows by id (sort_reduce.cuh) costs several passes over them; at
 // small M the atomic path runs in shared memory near copy speed, which a sort
@@ -10,8 +10,7 @@
 // block's thread totals are combined in a fixed order into one partial per
 // segment; the partials are combined, per segment, in a fixed order by a
 // second kernel; and the shared finish kernel writes the outputs. Chunk and
-// block sizes are constants, so the bits are the same on every run and every
-// device.
+// block sizes are constants, so the bits are the same on every run.
 #pragma once
 
 #include <cuda_runtime.h>
