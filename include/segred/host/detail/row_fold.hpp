@@ -9,6 +9,7 @@
 #include "../../core/reducers.hpp"
 #include "../../core/views.hpp"
 #include "simd_extremum.hpp"
+#include "simd_short_sum.hpp"
 
 namespace segred {
 namespace host_detail {
@@ -86,6 +87,26 @@ struct row_fold {
             if (values.width == 1) return fold_arg_blocks(k0, k1);
         if (sizeof(state) <= 8 && k1 - k0 >= 256) return fold_lanes<16>(k0, k1);
         return fold_lanes<4>(k0, k1);
+    }
+
+    // Sums and means of one-column runs of at most masked_rows rows, from a
+    // first row with masked_rows rows readable after it: folded with no
+    // branch on the run's length (simd_short_sum.hpp), to the bits fold_one
+    // gives. Float and double values, where the host has SSE2 lanes.
+    static constexpr int masked_rows = short_sum_rows;
+    static constexpr bool masked_fold =
+        (std::is_same<R, segred::sum>::value || std::is_same<R, segred::mean>::value) &&
+        std::is_same<detail::accum_t<T>, T>::value && has_sse_lanes<T>;
+
+    SEGRED_FORCE_INLINE state fold_masked(std::int64_t k0, std::int64_t len) const {
+#if SEGRED_HOST_SSE2
+        if constexpr (masked_fold) {
+            const T a = short_sum(values.data + k0, len);
+            if constexpr (std::is_same<R, segred::mean>::value) return state{a, len};
+            else return a;
+        }
+#endif
+        return fold_one(k0, k0 + len);
     }
 
   private:

@@ -122,14 +122,29 @@ void reduce_segments(const host_policy& p, const Segments& L, std::int64_t width
             // batch test on every one-row segment.
             std::int64_t b = L.begin(lo);
             int ones = 0;
+            // Segments of up to masked_rows rows fold without a branch on
+            // their length (row_fold::fold_masked) where that many rows are
+            // there to read from their first, in chunks whose lengths vary:
+            // a row loop over one repeated length is predicted, and was
+            // measured faster (length 4: 1.3x).
+            bool masked = F::masked_fold && folder.values.width == 1;
+            const std::int64_t masked_below = folder.values.n - F::masked_rows;
             for (std::int64_t s = lo; s < hi;) {
                 const std::int64_t e = L.end(s);
-                ones = e - b == 1 ? ones + 1 : 0;
+                ones = (ones + 1) & -static_cast<int>(e - b == 1);  // a select: random lengths mispredict a branch
                 if (ones > one_row_batch && s + one_row_batch <= hi && one_row_each<one_row_batch>(L, s, b)) {
                     fold_one_row_batch<one_row_batch>(folder, emit, s, b);
                     s += one_row_batch;
                     b += one_row_batch;
                     continue;
+                }
+                if constexpr (F::masked_fold) {
+                    if (masked && e - b <= F::masked_rows && b <= masked_below) {
+                        emit_one(emit, s, folder.fold_masked(b, e - b), e - b);
+                        b = e;
+                        ++s;
+                        continue;
+                    }
                 }
                 if (e - b > piece)
                     long_in_chunk[static_cast<std::size_t>(lo / grain)].push_back(s);

@@ -13,53 +13,17 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
-#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
-#include <emmintrin.h>
-#define SEGRED_HOST_SSE2 1
-#else
-#define SEGRED_HOST_SSE2 0
-#endif
+#include "sse_lanes.hpp"
 
 namespace segred {
 namespace host_detail {
 
 // Whether values of type A have a vector extremum here.
 template <class A>
-constexpr bool has_simd_extremum =
-    SEGRED_HOST_SSE2 && (std::is_same<A, float>::value || std::is_same<A, double>::value);
+constexpr bool has_simd_extremum = has_sse_lanes<A>;
 
 #if SEGRED_HOST_SSE2
-// One SSE2 register of A: float or double.
-template <class A> struct sse_lanes;
-template <> struct sse_lanes<float> {
-    using reg = __m128;
-    static constexpr int width = 4;
-    static reg load(const float* p) { return _mm_loadu_ps(p); }
-    static reg splat(float v) { return _mm_set1_ps(v); }
-    static void store(float* p, reg v) { _mm_storeu_ps(p, v); }
-    static reg max(reg v, reg l) { return _mm_max_ps(v, l); }  // v > l ? v : l, lane by lane
-    static reg min(reg v, reg l) { return _mm_min_ps(v, l); }  // v < l ? v : l
-    static reg unordered(reg v) { return _mm_cmpunord_ps(v, v); }
-    static reg either(reg a, reg b) { return _mm_or_ps(a, b); }
-    static reg none() { return _mm_setzero_ps(); }
-    static bool any(reg m) { return _mm_movemask_ps(m) != 0; }
-};
-template <> struct sse_lanes<double> {
-    using reg = __m128d;
-    static constexpr int width = 2;
-    static reg load(const double* p) { return _mm_loadu_pd(p); }
-    static reg splat(double v) { return _mm_set1_pd(v); }
-    static void store(double* p, reg v) { _mm_storeu_pd(p, v); }
-    static reg max(reg v, reg l) { return _mm_max_pd(v, l); }
-    static reg min(reg v, reg l) { return _mm_min_pd(v, l); }
-    static reg unordered(reg v) { return _mm_cmpunord_pd(v, v); }
-    static reg either(reg a, reg b) { return _mm_or_pd(a, b); }
-    static reg none() { return _mm_setzero_pd(); }
-    static bool any(reg m) { return _mm_movemask_pd(m) != 0; }
-};
-
 // Folds x[0, n) (n a multiple of Lanes) into Lanes interleaved lanes, value
 // i into lane i % Lanes, each lane starting from l[j]: the lanes the scalar
 // fold gives on numbers. Returns false, leaving l untouched, when any value

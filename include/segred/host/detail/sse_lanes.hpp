@@ -1,0 +1,71 @@
+// segred/host/detail/sse_lanes.hpp -- one SSE2 register of floats or
+// doubles, as the host's vector folds (simd_extremum.hpp, simd_short_sum.hpp)
+// use it. Compilers without SSE2 (or other targets) get no lanes: the callers
+// keep their scalar folds, with the same results.
+#pragma once
+
+#include <type_traits>
+
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#include <emmintrin.h>
+#define SEGRED_HOST_SSE2 1
+#else
+#define SEGRED_HOST_SSE2 0
+#endif
+
+namespace segred {
+namespace host_detail {
+
+// Whether values of type A have SSE2 lanes here.
+template <class A>
+constexpr bool has_sse_lanes = SEGRED_HOST_SSE2 && (std::is_same<A, float>::value || std::is_same<A, double>::value);
+
+#if SEGRED_HOST_SSE2
+template <class A> struct sse_lanes;
+template <> struct sse_lanes<float> {
+    using reg = __m128;
+    static constexpr int width = 4;
+    static reg load(const float* p) { return _mm_loadu_ps(p); }
+    static reg splat(float v) { return _mm_set1_ps(v); }
+    static void store(float* p, reg v) { _mm_storeu_ps(p, v); }
+    static reg max(reg v, reg l) { return _mm_max_ps(v, l); }  // v > l ? v : l, lane by lane
+    static reg min(reg v, reg l) { return _mm_min_ps(v, l); }  // v < l ? v : l
+    static reg unordered(reg v) { return _mm_cmpunord_ps(v, v); }
+    static reg either(reg a, reg b) { return _mm_or_ps(a, b); }
+    static reg none() { return _mm_setzero_ps(); }
+    static bool any(reg m) { return _mm_movemask_ps(m) != 0; }
+    // v with lanes i.. of values i, i + 1, .. at or past `len` set to +0.
+    static reg below(reg v, __m128i len, int i) {
+        return _mm_and_ps(v, _mm_castsi128_ps(_mm_cmpgt_epi32(len, _mm_setr_epi32(i, i + 1, i + 2, i + 3))));
+    }
+    // a + v[0] + v[1] + v[2] + v[3], added left to right (in lane 0).
+    static reg add_in_order(reg a, reg v) {
+        a = _mm_add_ss(a, v);
+        a = _mm_add_ss(a, _mm_shuffle_ps(v, v, 1));
+        a = _mm_add_ss(a, _mm_movehl_ps(v, v));
+        return _mm_add_ss(a, _mm_shuffle_ps(v, v, 3));
+    }
+    static float first(reg a) { return _mm_cvtss_f32(a); }
+};
+template <> struct sse_lanes<double> {
+    using reg = __m128d;
+    static constexpr int width = 2;
+    static reg load(const double* p) { return _mm_loadu_pd(p); }
+    static reg splat(double v) { return _mm_set1_pd(v); }
+    static void store(double* p, reg v) { _mm_storeu_pd(p, v); }
+    static reg max(reg v, reg l) { return _mm_max_pd(v, l); }
+    static reg min(reg v, reg l) { return _mm_min_pd(v, l); }
+    static reg unordered(reg v) { return _mm_cmpunord_pd(v, v); }
+    static reg either(reg a, reg b) { return _mm_or_pd(a, b); }
+    static reg none() { return _mm_setzero_pd(); }
+    static bool any(reg m) { return _mm_movemask_pd(m) != 0; }
+    static reg below(reg v, __m128i len, int i) {  // both 32-bit halves of a lane compare alike
+        return _mm_and_pd(v, _mm_castsi128_pd(_mm_cmpgt_epi32(len, _mm_setr_epi32(i, i, i + 1, i + 1))));
+    }
+    static reg add_in_order(reg a, reg v) { return _mm_add_sd(_mm_add_sd(a, v), _mm_unpackhi_pd(v, v)); }
+    static double first(reg a) { return _mm_cvtsd_f64(a); }
+};
+#endif
+
+} // namespace host_detail
+} // namespace segred
