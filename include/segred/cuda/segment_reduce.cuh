@@ -124,10 +124,14 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
                          rows_view<O> out, const R& r, const options& opts) {
     constexpr bool unsorted = Seg::kind == segment_kind::ids || Seg::kind == segment_kind::subscripts;
     if constexpr (unsorted) {
-        // Atomic paths: sum/mean/count unless deterministic is asked for (float
-        // adds land in any order); min/max and their args always (the packed
-        // key's maximum does not depend on the order).
-        const bool adds = detail::is_atomic_reducer<R>::value && !opts.deterministic_mode;
+        // Atomic paths: sum/mean/count unless deterministic is asked for and
+        // the adds are floating-point (they round differently in another
+        // order; counts and sums of integers, in 64-bit integers, are exact
+        // in any order); min/max and their args always (the packed key's
+        // maximum does not depend on the order).
+        constexpr bool exact_adds =
+            std::is_same<R, segred::count>::value || std::is_integral<segred::detail::accum_t<T>>::value;
+        const bool adds = detail::is_atomic_reducer<R>::value && (exact_adds || !opts.deterministic_mode);
         const bool extremum = detail::extremum_scatter_fits<T, R>(values, opts);
         if (adds || extremum) {
             std::int64_t M = 0;
@@ -172,6 +176,12 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         }
     }
     if constexpr (Seg::kind == segment_kind::fixed) {
+        if (one_column && seg.size == 1) {  // M == n > 0 (checked up front)
+            detail::one_row_segments_kernel<T><<<detail::grid_for(values.n), detail::block_threads, 0, p.stream>>>(
+                values, out, r, opts);
+            SEGRED_CUDA_CHECK(cudaGetLastError());
+            return;
+        }
         if (one_column && seg.size > 0) {
             detail::tile_reduce<int>(p, values, detail::fixed_keys{seg.size, seg.M}, seg.M, out, r, opts);
             return;

@@ -11,6 +11,7 @@
 //  - giant segments are cut into pieces; one warp reduces a piece into a
 //    partial state, and one block then combines a segment's partials with a
 //    fixed tree.
+//  - one_row_segments_kernel: fixed segments of one row, a map.
 // Every combination order is fixed, so results are identical run to run.
 #pragma once
 
@@ -254,6 +255,21 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
             if (threadIdx.x == 0) write_segment<T>(r, opts, out, s, f, tree[0], len);
             __syncthreads();
         }
+    }
+}
+
+// Fixed segments of one row over one column (M == n): segment s is row s,
+// so each output is its row folded alone -- a map, with no tiles, keys or
+// runs.
+template <class T, class O, class R>
+SEGRED_KERNEL void __launch_bounds__(block_threads)
+    one_row_segments_kernel(rows_view<const T> values, rows_view<O> out, R r, options opts) {
+    using S = state_t<R, T>;
+    const std::int64_t stride = std::int64_t(gridDim.x) * block_threads;
+    for (std::int64_t s = std::int64_t(blockIdx.x) * block_threads + threadIdx.x; s < values.n; s += stride) {
+        S st = r.template init<T>();
+        r.update(st, values.data[s], s);
+        write_segment<T>(r, opts, out, s, 0, st, 1);
     }
 }
 

@@ -426,7 +426,9 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
     stage_t* stages = reinterpret_cast<stage_t*>(tile_smem);
     const unsigned stages_at = shared_address(tile_smem);
     __shared__ typename scan::TempStorage scan_temp;
-    __shared__ std::int64_t first_key[tile_threads], last_key[tile_threads], tile_keys[2];
+    // tile_keys: the keys of the tile's first and last rows (computed keys),
+    // and of the rows just before and after it.
+    __shared__ std::int64_t first_key[tile_threads], last_key[tile_threads], tile_keys[4];
     constexpr int tile_items = stage_t::items;
     constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items;
     const int t = threadIdx.x;
@@ -445,6 +447,24 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
     int buf = 0;
     for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, buf ^= 1) {
         bounds(tile, lo, hi);
+        // Staged keys: the keys of the rows just before (thread 0) and just
+        // after (the last thread) the tile, for the one-row test below; read
+        // now, so that the load's latency passes while the stage's copies
+        // land rather than before a barrier.
+        std::int64_t edge = 0;
+        if constexpr (keys_staged<Keys>) {
+            if (t == 0) {
+                edge = -1;
+                if (lo > 0) {
+                    if constexpr (Keys::loaded) edge = key_at(keys, lo - 1); else edge = edge_keys[2 * tile - 1];
+                }
+            } else if (t == tile_threads - 1) {
+                edge = M;
+                if (hi < n) {
+                    if constexpr (Keys::loaded) edge = key_at(keys, hi); else edge = edge_keys[2 * tile + 2];
+                }
+            }
+        }
         const std::int64_t after = tile + gridDim.x;
         if (after < tiles) {
             std::int64_t alo, ahi;
@@ -491,18 +511,54 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         if (count < tile_items) k_last = M;  // rows past the input
         first_key[t] = k_first;
         last_key[t] = k_last;
+        if (keys_staged<Keys> && t == 0) tile_keys[2] = edge;
+        if (keys_staged<Keys> && t == tile_threads - 1) tile_keys[3] = edge;
         __syncthreads();
         // Keys of the rows just before and just after this thread's rows.
         std::int64_t prev = -1, next = M;
         if (t > 0) {
             prev = last_key[t - 1];
+        } else if (keys_staged<Keys>) {
+            prev = tile_keys[2];
         } else if (lo > 0) {
-            if constexpr (Keys::loaded) prev = key_at(keys, lo - 1); else prev = edge_keys[2 * tile - 1];
+            prev = edge_keys[2 * tile - 1];
         }
         if (t + 1 < tile_threads) {
             next = first_key[t + 1];
+        } else if (keys_staged<Keys>) {
+            next = tile_keys[3];
         } else if (hi < n) {
-            if constexpr (Keys::loaded) next = key_at(keys, hi); else next = edge_keys[2 * tile + 2];
+            next = edge_keys[2 * tile + 2];
+        }
+
+        // A full tile of one-row segments (staged keys: sorted ids, and
+        // starts of short segments): keys first_key[0], +1, .., in range,
+        // none shared with the rows around the tile (sorted keys that rise
+        // by the tile's row count less one can only rise by one a row).
+        // Each thread writes rows t, t + 256, ..: a warp's outputs are
+        // consecutive. The runs below would have each thread write its own
+        // 16 consecutive segments, 64 bytes from its neighbour's, with 16
+        // times the store transactions (one-row segments ran at 0.29 of
+        // copy). Computed keys skip the test: it cost their longer segments
+        // up to 9% (fixed segments of one row take one_row_segments_kernel).
+        if constexpr (keys_staged<Keys>) {
+            const std::int64_t k0 = first_key[0], k1 = last_key[tile_threads - 1];
+            if (hi - lo == tile_rows && k1 - k0 == tile_rows - 1 && k0 >= 0 && k1 < M && tile_keys[2] != k0 &&
+                tile_keys[3] != k1) {
+                for (int e = t; e < tile_rows; e += tile_threads) {
+                    S st = r.template init<T>();
+                    r.update(st, load_shared<T>(stage_at + unsigned(tile_slot<tile_items>(e) * sizeof(T))), lo + e);
+                    write_segment<T>(r, opts, out, k0 + e, 0, st, 1);
+                }
+                if (t == 0) {
+                    write_empty_range<T>(r, opts, out, M, tile_keys[2], k0, gaps);
+                    carry[tile].tail_key = -1;
+                    carry[tile].passes = 0;
+                }
+                if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k1, M, gaps);
+                __syncthreads();  // this stage and tile_keys are reused by the next tiles
+                continue;
+            }
         }
 
         // Fold this thread's runs. Inner runs are complete and written now;
