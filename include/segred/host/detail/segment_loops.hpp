@@ -124,10 +124,10 @@ void reduce_segments(const host_policy& p, const Segments& L, std::int64_t width
             int ones = 0;
             // Segments of up to masked_rows rows fold without a branch on
             // their length (row_fold::fold_masked) where that many rows are
-            // there to read from their first, in chunks whose lengths vary:
-            // a row loop over one repeated length is predicted, and was
-            // measured faster (length 4: 1.3x).
-            bool masked = F::masked_fold && folder.values.width == 1;
+            // there to read from their first. (Testing first whether a
+            // chunk's lengths all repeat, to keep the row loop there, cost
+            // more than it saved.)
+            const bool masked = F::masked_fold && folder.values.width == 1;
             const std::int64_t masked_below = folder.values.n - F::masked_rows;
             for (std::int64_t s = lo; s < hi;) {
                 const std::int64_t e = L.end(s);

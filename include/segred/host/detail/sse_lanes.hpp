@@ -34,7 +34,8 @@ template <> struct sse_lanes<float> {
     static reg either(reg a, reg b) { return _mm_or_ps(a, b); }
     static reg none() { return _mm_setzero_ps(); }
     static bool any(reg m) { return _mm_movemask_ps(m) != 0; }
-    // v with lanes i.. of values i, i + 1, .. at or past `len` set to +0.
+    // v, the rows i, i + 1, .. of a run, with those at or past row `len` set
+    // to +0.
     static reg below(reg v, __m128i len, int i) {
         return _mm_and_ps(v, _mm_castsi128_ps(_mm_cmpgt_epi32(len, _mm_setr_epi32(i, i + 1, i + 2, i + 3))));
     }
