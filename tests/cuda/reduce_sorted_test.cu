@@ -3,6 +3,7 @@
 // double reference, through the same harness as the host tests.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -108,6 +109,79 @@ TYPED_TEST(CudaSortedReduce, OneRowTiles) {
     one_row_tiles_case<form::lengths, T, I>(g);
     one_row_tiles_case<form::sorted_ids, T, I>(g);
     one_row_tiles_case<form::fixed, T, I>(g);
+}
+
+// Offsets and lengths of segments averaging more than 16 rows: the tile
+// reduction computes row keys, each thread's first key coming from marks the
+// tile's segment starts leave (tiles of 17 to 512 segments) or from a search
+// of the starts (fewer or more). Tiles here hold: random short segments with
+// starts on a thread's first row, on the tile's last row and crossing into
+// the next tile; 600 segments (500 of them empty); exactly 17 and exactly 16
+// segments (either side of the marks' lower bound); 513 and 512 (either side
+// of the upper one, empty ones included); then a giant segment. With 0 and 3
+// rows before the first offset (keys of -1 in the first tile).
+template <form F, class T, class I>
+void searched_keys_case(segref::rng& g, i64 lead) {
+    using segref::op;
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead));
+    constexpr i64 tile = 4096;  // computed keys: 16 rows a thread for every value type here
+    std::vector<i64> len = {0, 0};
+    i64 row = 0;
+    auto push = [&](i64 l) {
+        len.push_back(l);
+        row += l;
+    };
+    auto random_until = [&](i64 stop, i64 max_len) {
+        while (row < stop) push(segref::coin(g, 0.25) ? 0 : segref::uniform_int(g, 1, max_len));
+    };
+    random_until(3000, 40);
+    push(3200 - row);  // the next segment starts on thread 200's first row
+    push(16);          // and the one after on thread 201's
+    random_until(4000, 40);
+    push(4095 - row);  // the next starts on the tile's last row
+    push(17);          // and ends on the first row of the next tile's thread 1
+    len.insert(len.end(), 500, 0);
+    for (int k = 0; k < 100; ++k) push(segref::uniform_int(g, 1, 8));
+    random_until(2 * tile - 100, 40);
+    push(2 * tile + 5 - row);
+    for (int k = 0; k < 16; ++k) push(240);  // 17 starts in the third tile, with the one at its row 5
+    push(3 * tile + 5 - row);
+    for (int k = 0; k < 15; ++k) push(250);  // 16 starts in the fourth
+    push(4 * tile + 7 - row);
+    len.insert(len.end(), 400, 0);  // 513 starts in the fifth
+    for (int k = 0; k < 112; ++k) push(8);
+    push(5 * tile + 3 - row);
+    len.insert(len.end(), 300, 0);  // 512 starts in the sixth
+    for (int k = 0; k < 211; ++k) push(10);
+    push(6 * tile + 9 - row);
+    push(200000);
+    len.insert(len.end(), 3, 0);
+    segtest::seg_input<I> s;
+    s.kind = F;
+    s.M = static_cast<i64>(len.size());
+    if constexpr (F == form::offsets) {
+        s.idx = segref::offsets_from_lengths<I>(len, lead);
+        s.n = row + lead + 5;  // rows past the last offset too
+    } else {
+        s.idx.assign(len.begin(), len.end());
+        s.n = row;
+    }
+    const std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
+    const segtest::device_memory mem;
+    segtest::trial_config c;
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, c, s, v, g, mem);
+    segtest::check_reduce<F, T, I, std::int64_t>(segred::cuda::par, segred::argmax{}, op::argmax, 0, c, s, v, g, mem);
+    c.accumulate = true;
+    c.counts = true;
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::mean{}, op::mean, 0, c, s, v, g, mem);
+}
+
+TYPED_TEST(CudaSortedReduce, SearchedTileKeys) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (i64 lead : {i64(0), i64(3)}) searched_keys_case<form::offsets, T, I>(g, lead);
+    searched_keys_case<form::lengths, T, I>(g, 0);
 }
 
 } // namespace

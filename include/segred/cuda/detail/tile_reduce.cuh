@@ -17,7 +17,9 @@
 // Row keys are the segment of each row, non-decreasing: sorted ids as they
 // are; fixed segments by division for each thread's first row, then a compare
 // of each row with the next segment's first row; starts (offsets, lengths)
-// derived per tile in shared memory from the starts in the tile's key range.
+// of short segments derived per tile in shared memory from the starts in the
+// tile's key range, of long ones computed like fixed segments, each thread's
+// first key found from the tile's starts.
 // Keys outside [0, M) mark rows in no segment (before the first offset, after
 // the last). Segments whose ids no row has are empty:
 // the thread that sees the gap between two keys writes them.
@@ -64,6 +66,7 @@ struct id_keys {
     using index_type = I;
     static constexpr bool loaded = true;
     static constexpr bool derived = false;
+    static constexpr bool searched = false;
     const I* ids;
 };
 
@@ -71,6 +74,7 @@ struct id_keys {
 struct fixed_keys {
     static constexpr bool loaded = false;
     static constexpr bool derived = false;
+    static constexpr bool searched = false;
     std::int64_t size;
     std::int64_t M;
     __device__ std::int64_t first(std::int64_t row) const {
@@ -91,9 +95,10 @@ struct fixed_keys {
 // from lengths), of any integer type J. Where segments are short (Derive),
 // each tile derives its rows' keys in shared memory (derive_tile_keys), so a
 // row costs what a sorted id does, with no read of the starts per row. Where
-// they are long, keys are computed as for fixed segments: a short search for
-// each thread's first row, then a compare of each row with the next
-// segment's first row, which costs less per row than a key in shared memory
+// they are long, keys are computed as for fixed segments: each thread's
+// first key from the tile's starts (marks left by them, or a short search),
+// then a compare of each row with the next segment's first row, which costs
+// less per row than a key in shared memory
 // (derived keys measured on an H100: 1.5x faster at one-row segments, 1.3x
 // slower at 1024-row ones). Derived keys lie in [-1, M], held as int: the
 // host derives only for M below INT_MAX.
@@ -101,6 +106,7 @@ template <class J, bool Derive>
 struct start_keys {
     static constexpr bool loaded = false;
     static constexpr bool derived = Derive;
+    static constexpr bool searched = !Derive;  // each thread's first key: see tile_reduce_kernel
     const J* starts;
     std::int64_t M;
     __device__ std::int64_t start(std::int64_t s) const { return static_cast<std::int64_t>(starts[s]); }
@@ -165,26 +171,36 @@ struct tile_carry {
     int passes;
 };
 
-// One thread's stretch of runs in the block-wide scan: its last run's state
-// and rows, and whether that run began inside the thread (reset). Rows stay
-// within one tile, so an int holds them: 12 bytes for a float state, three
-// words to shuffle at each step of the scan instead of six.
+// One thread's stretch of runs in the block-wide scan: its last run's state,
+// and in one word that run's rows (within one tile, so below 2^31) and
+// whether it began inside the thread (the top bit). For a float state the
+// part is 8 bytes: two words to shuffle at each step of the scan. With the
+// flag as a separate bool (12 bytes), the compiler packed and unpacked its
+// byte at every step: about 17 instructions a row of the 54 that sorted ids
+// cost (ncu's per-instruction counts, H100).
 template <class S>
 struct run_part {
+    static constexpr unsigned reset_bit = 1u << 31;
     S st;
-    int rows;
-    bool reset;
+    unsigned tag;
+    __device__ int rows() const { return static_cast<int>(tag & ~reset_bit); }
+    __device__ bool reset() const { return (tag & reset_bit) != 0; }
 };
+
+template <class S>
+__device__ run_part<S> make_run_part(const S& st, int rows, bool reset) {
+    return run_part<S>{st, static_cast<unsigned>(rows) | (reset ? run_part<S>::reset_bit : 0u)};
+}
 
 template <class R>
 struct join_runs {
     R r;
     template <class S>
     __device__ run_part<S> operator()(const run_part<S>& a, const run_part<S>& b) const {
-        if (b.reset) return b;
+        if (b.reset()) return b;
         run_part<S> c = a;
         r.combine(c.st, b.st);
-        c.rows += b.rows;
+        c.tag = a.tag + b.tag;  // b's flag is clear: a's flag, rows added
         return c;
     }
 };
@@ -349,11 +365,17 @@ __device__ void stage_tile(tile_stage<T, I, Keys>& st, unsigned at, const T* val
         }
     };
     if (async_copyable<T> && keys_async) {
-        // Rows past the input end this thread's copies.
+        // A full tile (all but the last) copies with no check between the
+        // copies; in the last, rows past the input end this thread's copies.
+        if (valid == items * tile_threads) {
 #pragma unroll
-        for (int j = 0; j < items; ++j) {
-            if (j * tile_threads + t >= valid) break;
-            copy_row(j);
+            for (int j = 0; j < items; ++j) copy_row(j);
+        } else {
+#pragma unroll
+            for (int j = 0; j < items; ++j) {
+                if (j * tile_threads + t >= valid) break;
+                copy_row(j);
+            }
         }
     } else if (valid == items * tile_threads) {
         // Copies through registers, of a full tile (all but the last): every
@@ -439,6 +461,24 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
     };
     auto in_range = [M](std::int64_t k) { return k >= 0 && k < M; };
 
+    // Searched keys (starts of long segments): first_marks[u] is the
+    // largest s - k0 of the tile's segments s that begin after thread
+    // u - 1's first row and at or before thread u's, k0 the key of the
+    // tile's first row; a max-scan over the threads gives each its first
+    // key. The tile's starts are read once, coalesced, before the stage's
+    // copies are waited for: a search per thread (up to ten dependent reads
+    // of the starts) had ncu's long-scoreboard stalls first at 31%. Tiles
+    // of few segments keep the search: at most four steps, over starts
+    // that every thread of the block reads (cached), cost less than the
+    // scan (marks were 4-8% slower at 1024-row segments). Tiles of very
+    // many (mostly empty) segments keep it too: marking would read them all.
+    constexpr std::int64_t marked_min_span = 16, marked_max_span = 2 * tile_threads;
+    __shared__ int first_marks[Keys::searched ? tile_threads : 1];
+    if constexpr (Keys::searched) {
+        first_marks[t] = 0;
+        __syncthreads();
+    }
+
     std::int64_t lo, hi;
     if (std::int64_t(blockIdx.x) < tiles) {
         bounds(blockIdx.x, lo, hi);
@@ -480,6 +520,21 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 tile_keys[1] = edge_keys[2 * tile + 1];
             }
         }
+        std::int64_t span_k0 = 0;
+        bool marked = false;
+        if constexpr (Keys::searched) {
+            span_k0 = edge_keys[2 * tile];
+            const std::int64_t span_k1 = edge_keys[2 * tile + 1];
+            marked = span_k1 - span_k0 > marked_min_span && span_k1 - span_k0 <= marked_max_span;
+            if (marked) {
+                // Every such s begins after the tile's first row and at or
+                // before its last.
+                for (std::int64_t sg = span_k0 + 1 + t; sg <= span_k1; sg += tile_threads) {
+                    const std::int64_t u = (keys.start(sg) - lo + tile_items - 1) / tile_items;
+                    if (u < tile_threads) atomicMax(&first_marks[u], static_cast<int>(sg - span_k0));
+                }
+            }
+        }
         __pipeline_wait_prior(1);
         __syncthreads();
         if constexpr (Keys::derived) {
@@ -498,38 +553,54 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         const unsigned vals_at = pinned(stage_at + unsigned(t * (tile_items + 1) * sizeof(T)));
         const unsigned ids_at = pinned(stage_at + unsigned(offsetof(stage_t, keys) + t * (tile_items + 1) * sizeof(I)));
         // Keys of this thread's first and last rows (M when it has none).
+        // Computed keys learn the last one from the fold below (the key its
+        // last run has), instead of a second search of the starts.
         std::int64_t k_first = M, k_last = M;
-        if (count > 0) {
+        if constexpr (Keys::searched) {
+            if (marked) {  // the same for the whole block
+                __shared__ typename tile_block_scan<int>::TempStorage mark_scan_temp;
+                const int mark = first_marks[t];
+                first_marks[t] = 0;  // for the next tile: only this thread reads it
+                int top;
+                tile_block_scan<int>(mark_scan_temp).InclusiveScan(mark, top, max_of{});
+                if (count > 0) k_first = span_k0 + top;
+            } else if (count > 0) {
+                k_first = keys.first_between(row0, tile_keys[0], tile_keys[1]);
+            }
+        } else if (count > 0) {
             if constexpr (keys_staged<Keys>) {
                 k_first = static_cast<std::int64_t>(ids[0]);
                 k_last = static_cast<std::int64_t>(ids[count - 1]);
             } else {
                 k_first = keys.first_between(row0, tile_keys[0], tile_keys[1]);
-                k_last = keys.first_between(row0 + count - 1, k_first, tile_keys[1]);
             }
         }
         if (count < tile_items) k_last = M;  // rows past the input
-        first_key[t] = k_first;
-        last_key[t] = k_last;
-        if (keys_staged<Keys> && t == 0) tile_keys[2] = edge;
-        if (keys_staged<Keys> && t == tile_threads - 1) tile_keys[3] = edge;
-        __syncthreads();
-        // Keys of the rows just before and just after this thread's rows.
+        // Keys of the rows just before and just after this thread's rows,
+        // through first_key and last_key.
         std::int64_t prev = -1, next = M;
-        if (t > 0) {
-            prev = last_key[t - 1];
-        } else if (keys_staged<Keys>) {
-            prev = tile_keys[2];
-        } else if (lo > 0) {
-            prev = edge_keys[2 * tile - 1];
-        }
-        if (t + 1 < tile_threads) {
-            next = first_key[t + 1];
-        } else if (keys_staged<Keys>) {
-            next = tile_keys[3];
-        } else if (hi < n) {
-            next = edge_keys[2 * tile + 2];
-        }
+        auto neighbour_keys = [&] {
+            first_key[t] = k_first;
+            last_key[t] = k_last;
+            if (keys_staged<Keys> && t == 0) tile_keys[2] = edge;
+            if (keys_staged<Keys> && t == tile_threads - 1) tile_keys[3] = edge;
+            __syncthreads();
+            if (t > 0) {
+                prev = last_key[t - 1];
+            } else if (keys_staged<Keys>) {
+                prev = tile_keys[2];
+            } else if (lo > 0) {
+                prev = edge_keys[2 * tile - 1];
+            }
+            if (t + 1 < tile_threads) {
+                next = first_key[t + 1];
+            } else if (keys_staged<Keys>) {
+                next = tile_keys[3];
+            } else if (hi < n) {
+                next = edge_keys[2 * tile + 2];
+            }
+        };
+        if constexpr (keys_staged<Keys>) neighbour_keys();
 
         // A full tile of one-row segments (staged keys: sorted ids, and
         // starts of short segments): keys first_key[0], +1, .., in range,
@@ -565,7 +636,6 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         // the first run (head) and the last one go through the block scan.
         // Computed keys change where the row reaches `bound`, the first row
         // of the next segment, so most rows cost one compare.
-        if (k_first != prev) write_empty_range<T>(r, opts, out, M, prev, k_first, gaps);
         S st = r.template init<T>(), head = st;
         std::int64_t head_rows = 0, cur = k_first, bound = 0;
         if constexpr (!keys_staged<Keys>) bound = keys.bound(cur);
@@ -584,9 +654,20 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             run_start = i;
             cur = k;
         };
+        // Each row's value and key are loaded while the row before it is
+        // folded: the loads are ordered (volatile asm), and read only when
+        // used they left a shared-memory latency per row (ncu: short
+        // scoreboard stalls the first reason). Slot `items` after a thread's
+        // rows is its padding slot, so the read ahead stays in the stage.
+        T v_ahead = load_shared<T>(vals_at);
+        I k_ahead{};
+        if constexpr (keys_staged<Keys>) k_ahead = load_shared<I>(ids_at);
         for (int i = 0; i < count; ++i) {
+            const T v = v_ahead;
+            v_ahead = load_shared<T>(vals_at + unsigned((i + 1) * sizeof(T)));
             if constexpr (keys_staged<Keys>) {
-                const I k = load_shared<I>(ids_at + unsigned(i * sizeof(I)));
+                const I k = k_ahead;
+                k_ahead = load_shared<I>(ids_at + unsigned((i + 1) * sizeof(I)));
                 // Within the rows, cur is some row's key: it fits in I.
                 if (k != static_cast<I>(cur)) close_run(i, static_cast<std::int64_t>(k));
             } else {
@@ -595,11 +676,16 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                     bound = keys.bound(cur);
                 }
             }
-            r.update(st, load_shared<T>(vals_at + unsigned(i * sizeof(T))), row0 + i);
+            r.update(st, v, row0 + i);
         }
         // Where the input ends inside this thread, the rows after it count as
         // key M (no segment): the run before them closes, its gap is filled.
         if (count < tile_items && cur != M) close_run(count, M);
+        if constexpr (!keys_staged<Keys>) {
+            k_last = cur;  // the last row's key, or M past the input
+            neighbour_keys();
+        }
+        if (k_first != prev) write_empty_range<T>(r, opts, out, M, prev, k_first, gaps);
         const std::int64_t rows = count - run_start;
         if (!multi) {
             head = st;
@@ -610,19 +696,19 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         // Join runs across threads: excl is what the run holding this
         // thread's first row gathered in earlier threads of the tile.
         const bool continues = k_first == prev;
-        const run_part<S> mine{st, static_cast<int>(rows), multi || !continues};
+        const run_part<S> mine = make_run_part(st, static_cast<int>(rows), multi || !continues);
         run_part<S> excl, all;
-        scan(scan_temp).ExclusiveScan(mine, excl, run_part<S>{S(r.template init<T>()), 0, false}, join_runs<R>{r},
+        scan(scan_temp).ExclusiveScan(mine, excl, make_run_part(S(r.template init<T>()), 0, false), join_runs<R>{r},
                                       all);
         S first = head;
         std::int64_t first_rows = head_rows;
         if (continues) {
             first = excl.st;
             r.combine(first, head);
-            first_rows += excl.rows;
+            first_rows += excl.rows();
         }
         if ((multi || next != k_first) && in_range(k_first)) {  // the first run ends in this thread
-            if (continues && !excl.reset) {                      // ... but began in an earlier tile
+            if (continues && !excl.reset()) {                      // ... but began in an earlier tile
                 carry[tile].head = first;
                 carry[tile].head_rows = first_rows;
             } else {
@@ -632,15 +718,15 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         if (multi && next != k_last && in_range(k_last)) write_segment<T>(r, opts, out, k_last, 0, st, rows);
     if (t == tile_threads - 1) {
         const bool goes_on = hi < n && next == k_last && in_range(next);
-        carry[tile].tail_key = goes_on && all.reset ? next : -1;
-        carry[tile].passes = goes_on && !all.reset;
-        if (goes_on && all.reset) {
+        carry[tile].tail_key = goes_on && all.reset() ? next : -1;
+        carry[tile].passes = goes_on && !all.reset();
+        if (goes_on && all.reset()) {
             carry[tile].tail = all.st;
-            carry[tile].tail_rows = all.rows;
+            carry[tile].tail_rows = all.rows();
         }
-        if (goes_on && !all.reset) {
+        if (goes_on && !all.reset()) {
             carry[tile].head = all.st;
-            carry[tile].head_rows = all.rows;
+            carry[tile].head_rows = all.rows();
         }
     }
     __syncthreads();  // this stage and the scan storage are reused by the next tiles
