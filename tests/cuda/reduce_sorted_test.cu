@@ -54,6 +54,21 @@ TYPED_TEST(CudaSortedReduce, Fixed) {
         segred::cuda::par, g, kTrials, segtest::device_memory{});
 }
 
+// Sum, argmax, and a mean accumulated into `out` with counts, over fresh
+// random values on the segments s.
+template <form F, class T, class I>
+void sum_argmax_and_mean(segref::rng& g, const segtest::seg_input<I>& s) {
+    using segref::op;
+    const std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
+    const segtest::device_memory mem;
+    segtest::trial_config c;
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, c, s, v, g, mem);
+    segtest::check_reduce<F, T, I, std::int64_t>(segred::cuda::par, segred::argmax{}, op::argmax, 0, c, s, v, g, mem);
+    c.accumulate = true;
+    c.counts = true;
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::mean{}, op::mean, 0, c, s, v, g, mem);
+}
+
 // Segments of one row over many full tiles of the row-parallel reduction
 // (2048 or 4096 rows), which write their outputs by a separate coalesced
 // loop, mixed with what must keep a tile off it: a two-row segment inside a
@@ -63,7 +78,6 @@ TYPED_TEST(CudaSortedReduce, Fixed) {
 // argmax, and a mean accumulated into the output with counts.
 template <form F, class T, class I>
 void one_row_tiles_case(segref::rng& g) {
-    using segref::op;
     SCOPED_TRACE(segtest::form_name(F));
     constexpr i64 tile = 4096;  // a multiple of both tile sizes
     const i64 n = 8 * tile + 123;
@@ -91,14 +105,7 @@ void one_row_tiles_case(segref::rng& g) {
         s.M = n;
         s.fixed_size = 1;
     }
-    const std::vector<T> v = segref::random_values<T>(g, n, segref::value_kind::general);
-    const segtest::device_memory mem;
-    segtest::trial_config c;
-    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, c, s, v, g, mem);
-    segtest::check_reduce<F, T, I, std::int64_t>(segred::cuda::par, segred::argmax{}, op::argmax, 0, c, s, v, g, mem);
-    c.accumulate = true;
-    c.counts = true;
-    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::mean{}, op::mean, 0, c, s, v, g, mem);
+    sum_argmax_and_mean<F, T>(g, s);
 }
 
 TYPED_TEST(CudaSortedReduce, OneRowTiles) {
@@ -122,7 +129,6 @@ TYPED_TEST(CudaSortedReduce, OneRowTiles) {
 // rows before the first offset (keys of -1 in the first tile).
 template <form F, class T, class I>
 void searched_keys_case(segref::rng& g, i64 lead) {
-    using segref::op;
     SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead));
     constexpr i64 tile = 4096;  // computed keys: 16 rows a thread for every value type here
     std::vector<i64> len = {0, 0};
@@ -166,14 +172,7 @@ void searched_keys_case(segref::rng& g, i64 lead) {
         s.idx.assign(len.begin(), len.end());
         s.n = row;
     }
-    const std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
-    const segtest::device_memory mem;
-    segtest::trial_config c;
-    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, c, s, v, g, mem);
-    segtest::check_reduce<F, T, I, std::int64_t>(segred::cuda::par, segred::argmax{}, op::argmax, 0, c, s, v, g, mem);
-    c.accumulate = true;
-    c.counts = true;
-    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::mean{}, op::mean, 0, c, s, v, g, mem);
+    sum_argmax_and_mean<F, T>(g, s);
 }
 
 TYPED_TEST(CudaSortedReduce, SearchedTileKeys) {

@@ -12,6 +12,8 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -49,17 +51,20 @@ SEGRED_KERNEL void offsets_to_starts_kernel(const I* off, std::int64_t M, std::i
     }
 }
 
-// lens[s] for s < M (negative as 0 under drop), lens[M] = 0, ready for an
-// exclusive scan into M + 1 starts.
+// lengths[s] as an int64 for s < M (negative as 0 under drop), 0 for s = M:
+// what the exclusive scan into M + 1 starts reads, straight from the
+// caller's lengths (an int64 copy of them first cost a write and a read of
+// 8 bytes a segment, as much as the values at one-row segments).
 template <class I>
-SEGRED_KERNEL void lengths_kernel(const I* len, std::int64_t M, bool clamp, std::int64_t* out) {
-    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-    for (std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s <= M; s += stride) {
-        std::int64_t v = s < M ? static_cast<std::int64_t>(len[s]) : 0;
-        if (clamp && v < 0) v = 0;
-        out[s] = v;
+struct length_at {
+    const I* len;
+    std::int64_t M;
+    bool clamp;
+    __host__ __device__ std::int64_t operator()(std::int64_t s) const {
+        const std::int64_t v = s < M ? static_cast<std::int64_t>(len[s]) : 0;
+        return clamp && v < 0 ? 0 : v;
     }
-}
+};
 
 // A template (on nothing) so the header defines it once per program, not once per TU.
 template <class Int = std::int64_t>
@@ -188,12 +193,9 @@ device_layout build_layout(const par_t& p, const char* fn, const lengths_desc<I>
     device_layout L;
     L.M = d.M;
     L.covers_every_row = b != bounds_policy::drop;
-    temp_buffer<std::int64_t> lens(p, d.M + 1);
     L.own_starts = temp_buffer<std::int64_t>(p, d.M + 1);
-    lengths_kernel<<<grid_for(d.M + 1), block_threads, 0, p.stream>>>(d.ptr, d.M, b == bounds_policy::drop,
-                                                                      lens.get());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
-    std::int64_t* in = lens.get();
+    const auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
+                                                    length_at<I>{d.ptr, d.M, b == bounds_policy::drop});
     std::int64_t* out = L.own_starts.get();
     const std::int64_t count = d.M + 1;
     cub_call(p, "cub::DeviceScan::ExclusiveSum", [&](void* t, std::size_t& bytes) {
