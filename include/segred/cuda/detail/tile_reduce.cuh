@@ -176,8 +176,8 @@ struct tile_carry {
 // whether it began inside the thread (the top bit). For a float state the
 // part is 8 bytes: two words to shuffle at each step of the scan. With the
 // flag as a separate bool (12 bytes), the compiler packed and unpacked its
-// byte at every step: about 17 instructions a row of the 54 that sorted ids
-// cost (ncu's per-instruction counts, H100).
+// byte at every step; the scan was about 17 of the 54 instructions a row
+// that sorted ids cost (ncu's per-instruction counts, H100).
 template <class S>
 struct run_part {
     static constexpr unsigned reset_bit = 1u << 31;
