@@ -520,6 +520,8 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 tile_keys[1] = edge_keys[2 * tile + 1];
             }
         }
+        // Searched keys read the tile's key range themselves (tile_keys is
+        // written by thread 0 and read only after the barrier below).
         std::int64_t span_k0 = 0;
         bool marked = false;
         if constexpr (Keys::searched) {
@@ -564,10 +566,9 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 int top;
                 tile_block_scan<int>(mark_scan_temp).InclusiveScan(mark, top, max_of{});
                 if (count > 0) k_first = span_k0 + top;
-            } else if (count > 0) {
-                k_first = keys.first_between(row0, tile_keys[0], tile_keys[1]);
             }
-        } else if (count > 0) {
+        }
+        if (count > 0 && !marked) {
             if constexpr (keys_staged<Keys>) {
                 k_first = static_cast<std::int64_t>(ids[0]);
                 k_last = static_cast<std::int64_t>(ids[count - 1]);
@@ -708,7 +709,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             first_rows += excl.rows();
         }
         if ((multi || next != k_first) && in_range(k_first)) {  // the first run ends in this thread
-            if (continues && !excl.reset()) {                      // ... but began in an earlier tile
+            if (continues && !excl.reset()) {                    // ... but began in an earlier tile
                 carry[tile].head = first;
                 carry[tile].head_rows = first_rows;
             } else {
