@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -127,6 +129,76 @@ TYPED_TEST(ReduceExtremumRuns, GiantSegmentAcrossPieces) {
         segtest::check_reduce<form::fixed, T, I, i64>(segred::host, segred::argmax{}, op::argmax, 0, c, s, v, g);
         c.arg = true;
         segtest::check_reduce<form::fixed, T, I, T>(segred::host, segred::max{}, op::max, 0, c, s, v, g);
+    }
+}
+
+// Unsorted ids (the extremum, then its first row, on the host): the runs
+// above, each now a segment whose rows are shuffled among all the others',
+// so a segment's tied and NaN rows sit far apart and in any chunk of rows.
+// With `many`, thousands of one-, two-row and empty segments follow (more
+// segments than an eighth of the rows: the first-row pass then splits the
+// ids, not the rows, between threads). With `dropped`, 1% of the rows carry
+// an id out of range (-1 or M) under bounds_policy::drop.
+template <class T, class I>
+void check_unsorted_extrema(segref::rng& g, const segred::host_policy& pol, bool many, bool dropped) {
+    using segref::op;
+    SCOPED_TRACE(std::string(many ? "many segments" : "few segments") + (dropped ? ", ids dropped" : ""));
+    segtest::seg_input<I> runs;
+    runs.kind = form::offsets;
+    std::vector<T> v;
+    make_runs<T, I>(g, runs, v);
+    std::vector<I> id(v.size());
+    for (i64 k = 0; k < runs.M; ++k)
+        for (i64 r = static_cast<i64>(runs.idx[static_cast<std::size_t>(k)]); r < static_cast<i64>(runs.idx[static_cast<std::size_t>(k + 1)]); ++r)
+            id[static_cast<std::size_t>(r)] = static_cast<I>(k);
+    i64 M = runs.M;
+    if (many) {
+        for (int k = 0; k < 4000; ++k) {
+            const i64 len = segref::uniform_int(g, 0, 2);
+            for (i64 j = 0; j < len; ++j) {
+                v.push_back(static_cast<T>(segref::uniform_int(g, -2, 2)));
+                id.push_back(static_cast<I>(M));
+            }
+            ++M;
+        }
+    }
+    for (i64 i = static_cast<i64>(v.size()) - 1; i > 0; --i) {  // shuffle rows, each keeping its id
+        const auto j = static_cast<std::size_t>(segref::uniform_int(g, 0, i));
+        std::swap(v[static_cast<std::size_t>(i)], v[j]);
+        std::swap(id[static_cast<std::size_t>(i)], id[j]);
+    }
+    if (dropped)
+        for (I& k : id)
+            if (segref::coin(g, 0.01)) k = static_cast<I>(segref::coin(g, 0.5) ? -1 : M);
+    segtest::seg_input<I> s;
+    s.kind = form::ids;
+    s.n = static_cast<i64>(v.size());
+    s.M = M;
+    s.idx = id;
+    segtest::trial_config c;
+    c.bounds = dropped ? segred::bounds_policy::drop : segred::bounds_policy::check;
+    c.fill_mode = segref::fill::nan;
+    c.counts = true;
+    segtest::check_reduce<form::ids, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
+    c.arg = true;
+    c.counts = false;
+    segtest::check_reduce<form::ids, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
+    segtest::check_reduce<form::ids, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
+    c.arg = false;
+    c.fill_mode = segref::fill::zero;
+    segtest::check_reduce<form::ids, T, I, i64>(pol, segred::argmax{}, op::argmax, 0, c, s, v, g);
+    c.counts = true;
+    segtest::check_reduce<form::ids, T, I, i64>(pol, segred::argmin{}, op::argmin, 0, c, s, v, g);
+}
+
+TYPED_TEST(ReduceExtremumRuns, UnsortedIdsFirstRow) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE("threads " + std::to_string(threads));
+        for (bool many : {false, true})
+            for (bool dropped : {false, true}) check_unsorted_extrema<T, I>(g, segred::host.threads(threads), many, dropped);
     }
 }
 

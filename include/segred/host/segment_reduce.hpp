@@ -10,6 +10,7 @@
 #include "../core/policy.hpp"
 #include "../core/reducers.hpp"
 #include "../core/views.hpp"
+#include "detail/arg_scatter.hpp"
 #include "detail/layout.hpp"
 #include "detail/row_fold.hpp"
 #include "detail/scatter.hpp"
@@ -56,6 +57,12 @@ void scatter_reduce(const host_policy& p, rows_view<const T> values, std::int64_
                     const options& opts, IdOf&& id_of) {
     const auto folder = make_row_fold(r, values, out.width);
     const auto emit = make_segment_writer<T>(r, opts, out);
+    if constexpr (row_fold<T, R>::arg_extremum != 0) {
+        if (out.width == 1 && arg_scatter_applies<detail::compare_t<T>>(p, M)) {  // see arg_scatter.hpp
+            arg_scatter(p, values, M, r, opts.counts_out != nullptr, id_of, emit);
+            return;
+        }
+    }
     if (opts.counts_out)
         scatter_segments<row_counts>(p, values.n, M, out.width, folder, id_of, emit);
     else if (empty_is_initial<R>(opts))
