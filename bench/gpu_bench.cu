@@ -308,6 +308,12 @@ inline std::vector<case_spec> all_cases() {
         add(O::sum, F::ids, D::uniform, 64, value_kind::f32, index_kind::i32, w);
         add(O::sum, F::ids, D::uniform, rows / 16, value_kind::f32, index_kind::i32, w);
     }
+    // Wide sorted rows in the other value types (a 16-byte vector is 8 halves
+    // or 2 doubles a lane) and with the other states (sum and count, value and row).
+    for (std::int64_t w : {std::int64_t(16), std::int64_t(64), std::int64_t(256)})
+        for (value_kind vt : {value_kind::f16, value_kind::f64})
+            add(O::sum, F::offsets, D::fixed, 32, vt, index_kind::i32, w);
+    for (O op : {O::mean, O::argmax}) add(op, F::offsets, D::fixed, 32, value_kind::f32, index_kind::i32, 64);
 
     // 6. bincount, unweighted (int32 counts) and weighted (fp32).
     for (O op : {O::bincount, O::bincount_w}) {

@@ -193,6 +193,7 @@ struct trial_config {
     segref::value_kind kind = segref::value_kind::general;
     bool via_accumarray = false;
     bool deterministic = false;  // options::deterministic (the GPU's sorted path for unsorted sum/mean/count)
+    bool shifted = false;        // values start one element into their allocation (not 16-byte aligned)
 
     std::string describe() const {
         std::ostringstream os;
@@ -205,6 +206,7 @@ struct trial_config {
         if (nan) os << ", with NaN";
         if (via_accumarray) os << ", via accumarray";
         if (deterministic) os << ", deterministic";
+        if (shifted) os << ", values one element into their allocation";
         return os.str();
     }
 };
@@ -308,7 +310,9 @@ template <form F, class T, class I, class O, class R, class Policy, class Mem = 
 void check_reduce(const Policy& pol, const R& reducer, segref::op o, int ddof, const trial_config& c,
                   const seg_input<I>& s, const std::vector<T>& values, segref::rng& g, const Mem& mem = Mem{}) {
     const reduce_case<T, O> rc(o, ddof, c, s, values, g);
-    auto d_vals = mem.to_device(values);
+    std::vector<T> stored(c.shifted ? 1 : 0, T(0));
+    stored.insert(stored.end(), values.begin(), values.end());
+    auto d_vals = mem.to_device(stored);
     auto d_idx = mem.to_device(s.idx);
     auto d_out = mem.to_device(rc.out0);
     auto d_arg = mem.to_device(rc.arg0);
@@ -317,7 +321,7 @@ void check_reduce(const Policy& pol, const R& reducer, segref::op o, int ddof, c
     if (c.counts) opts.counts(d_cnt.data());
     if (c.arg) opts.arg_out(d_arg.data());
     const auto desc = make_desc<F>(static_cast<const I*>(d_idx.data()), s);
-    const auto vin = segred::rows(static_cast<const T*>(d_vals.data()), s.n, c.width);
+    const auto vin = segred::rows(static_cast<const T*>(d_vals.data()) + (c.shifted ? 1 : 0), s.n, c.width);
     const auto vout = segred::rows(d_out.data(), s.M, c.out_width);
     try {
         if constexpr (F == form::ids || F == form::subscripts) {

@@ -55,13 +55,13 @@ TYPED_TEST(CudaSortedReduce, Fixed) {
 }
 
 // Sum, argmax, and a mean accumulated into `out` with counts, over fresh
-// random values on the segments s.
+// random values on the segments s (rows of c.width columns).
 template <form F, class T, class I>
-void sum_argmax_and_mean(segref::rng& g, const segtest::seg_input<I>& s) {
+void sum_argmax_and_mean(segref::rng& g, const segtest::seg_input<I>& s, segtest::trial_config c = {}) {
     using segref::op;
-    const std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
+    c.out_width = c.width;
+    const std::vector<T> v = segref::random_values<T>(g, s.n * c.width, segref::value_kind::general);
     const segtest::device_memory mem;
-    segtest::trial_config c;
     segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, c, s, v, g, mem);
     segtest::check_reduce<F, T, I, std::int64_t>(segred::cuda::par, segred::argmax{}, op::argmax, 0, c, s, v, g, mem);
     c.accumulate = true;
@@ -181,6 +181,48 @@ TYPED_TEST(CudaSortedReduce, SearchedTileKeys) {
     SEGRED_SEEDED_RNG(g);
     for (i64 lead : {i64(0), i64(3)}) searched_keys_case<form::offsets, T, I>(g, lead);
     searched_keys_case<form::lengths, T, I>(g, 0);
+}
+
+// Rows of several columns over a layout: each lane reads a 16-byte vector of
+// columns where the width is a multiple of one and the values are 16-byte
+// aligned (4 floats or int32s, 2 doubles or int64s), else one column. Widths
+// of 2 and 4 (fewer than 8 columns: segments over 16 rows take the whole
+// warp, the shorter ones a lane alone), widths whose vectors fill a warp's
+// lanes several rows at a time (8 to 64 columns: full rows side by side, and
+// 12 or 40 columns, where lanes are left over), whose vectors take the lanes
+// several passes (136, 264), odd widths, and every one of them again from
+// an unaligned start. Short random segments, empty ones among them and at
+// both ends, and one of 300 rows.
+template <form F, class T, class I>
+void wide_rows_case(segref::rng& g, i64 width, bool shifted) {
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", width " + std::to_string(width) +
+                 (shifted ? ", unaligned" : ""));
+    std::vector<i64> len = segref::random_lengths(g, 60, 20, 0.2);
+    len.insert(len.begin(), 0);
+    len.push_back(300);
+    len.push_back(0);
+    segtest::seg_input<I> s;
+    s.kind = F;
+    s.M = static_cast<i64>(len.size());
+    s.n = 0;
+    for (i64 l : len) s.n += l;
+    if constexpr (F == form::offsets) s.idx = segref::offsets_from_lengths<I>(len);
+    if constexpr (F == form::sorted_ids) s.idx = segref::sorted_ids_from_lengths<I>(len);
+    segtest::trial_config c;
+    c.width = width;
+    c.shifted = shifted;
+    sum_argmax_and_mean<F, T>(g, s, c);
+}
+
+TYPED_TEST(CudaSortedReduce, WideRows) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (i64 width : {2, 4, 8, 12, 16, 40, 64, 136, 264, 9, 33})
+        for (bool shifted : {false, true}) {
+            wide_rows_case<form::offsets, T, I>(g, width, shifted);
+            wide_rows_case<form::sorted_ids, T, I>(g, width, shifted);
+        }
 }
 
 } // namespace
