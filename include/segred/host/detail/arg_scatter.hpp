@@ -33,6 +33,7 @@
 #include "row_fold.hpp"
 #include "scatter.hpp"
 #include "segment_loops.hpp"
+#include "write_segment.hpp"  // SEGRED_HOST_UNLIKELY
 
 namespace segred {
 namespace host_detail {
