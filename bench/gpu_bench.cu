@@ -314,6 +314,12 @@ inline std::vector<case_spec> all_cases() {
         for (value_kind vt : {value_kind::f16, value_kind::f64})
             add(O::sum, F::offsets, D::fixed, 32, vt, index_kind::i32, w);
     for (O op : {O::mean, O::argmax}) add(op, F::offsets, D::fixed, 32, value_kind::f32, index_kind::i32, 64);
+    // Rows of 4 and 8 floats (one and two 16-byte vectors; below 8 columns,
+    // segments of over 16 rows take a whole warp, the shorter ones a lane
+    // alone; from 8, a warp per segment).
+    for (std::int64_t w : {std::int64_t(4), std::int64_t(8)})
+        for (std::int64_t L : {std::int64_t(4), std::int64_t(32), std::int64_t(1024)})
+            add(O::sum, F::offsets, D::fixed, L, value_kind::f32, index_kind::i32, w);
 
     // 6. bincount, unweighted (int32 counts) and weighted (fp32).
     for (O op : {O::bincount, O::bincount_w}) {

@@ -183,16 +183,17 @@ TYPED_TEST(CudaSortedReduce, SearchedTileKeys) {
     searched_keys_case<form::lengths, T, I>(g, 0);
 }
 
-// Rows of several columns over a layout: each lane reads a 16-byte vector of
-// columns where the width is a multiple of one and the values are 16-byte
-// aligned (4 floats or int32s, 2 doubles or int64s), else one column. Widths
-// of 2 and 4 (fewer than 8 columns: segments over 16 rows take the whole
-// warp, the shorter ones a lane alone), widths whose vectors fill a warp's
-// lanes several rows at a time (8 to 64 columns: full rows side by side, and
-// 12 or 40 columns, where lanes are left over), whose vectors take the lanes
-// several passes (136, 264), odd widths, and every one of them again from
-// an unaligned start. Short random segments, empty ones among them and at
-// both ends, and one of 300 rows.
+// Rows of several columns over a layout: from 8 columns each lane reads a
+// 16-byte vector of columns where the width is a multiple of one and the
+// values are 16-byte aligned (4 floats or int32s, 2 doubles or int64s), else
+// one column. Widths of 2 and 4 (fewer than 8 columns: a column a lane;
+// segments over 16 rows take the whole warp, the shorter ones a lane alone),
+// widths whose vectors fill a warp's lanes several rows at a time (8 to 64
+// columns: full rows side by side, and 12 or 40 columns, where lanes are
+// left over; below 16 elements only on the 300-row segment), whose vectors
+// take the lanes several passes (136, 264), odd widths, and every one of
+// them again from an unaligned start. Short random segments, empty ones
+// among them and at both ends, and one of 300 rows.
 template <form F, class T, class I>
 void wide_rows_case(segref::rng& g, i64 width, bool shifted) {
     SCOPED_TRACE(std::string(segtest::form_name(F)) + ", width " + std::to_string(width) +

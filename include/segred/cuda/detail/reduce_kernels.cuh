@@ -96,6 +96,17 @@ __device__ bool rows_in_vectors(const rows_view<const T>& values, std::int64_t F
     return F == values.width && F % vector_elems<T> == 0 && (reinterpret_cast<std::uintptr_t>(values.data) & 15) == 0;
 }
 
+// Whether vectors pay for a segment of `rows` rows of F elements. Rows of
+// fewer than 16 elements lie many to a step (4 floats: 32 rows), and each
+// of a lane's V columns then combines through a deep tree (five levels for
+// each of 4 columns); that pays only where every lane reads 8 rows or more
+// (4 floats a row, H200: 0.66x on 32-row segments, 2.47x on 1024-row ones).
+template <class T>
+__device__ bool vectors_pay(std::int64_t F, std::int64_t rows) {
+    // rows >= 8 * (32 / G) for G = F / V vectors a row, without a division
+    return F >= 16 || rows * (F / vector_elems<T>) >= 256;
+}
+
 // x from the lane `delta` above (itself where there is none), any trivially
 // copyable state moved as 32-bit words: the warp's combining tree in
 // registers, without shared memory and a __syncwarp a level.
@@ -228,7 +239,7 @@ template <class T, class R, class S, class Emit>
 __device__ void warp_reduce_range(const rows_view<const T>& values, const std::int64_t* perm, std::int64_t k0,
                                   std::int64_t k1, std::int64_t F, const R& r, S* lanes, Emit&& emit) {
     if constexpr (!R::has_arg && vector_elems<T> > 1) {
-        if (rows_in_vectors(values, F)) {
+        if (rows_in_vectors(values, F) && vectors_pay<T>(F, k1 - k0)) {
             warp_reduce_vectors<vector_elems<T>>(values, perm, k0, k1, F, r, lanes, emit);
             return;
         }
@@ -275,7 +286,12 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
             const int j = __ffs(together) - 1;
             together &= together - 1;
             const std::int64_t bj = __shfl_sync(0xffffffffu, b, j), ej = __shfl_sync(0xffffffffu, e, j);
-            warp_reduce_range<T>(values, perm, bj, ej, F, r, lanes[warp], [&](std::int64_t f, const S& st) {
+            // A column a lane. Rows this narrow lie 32 to a step as 16-byte
+            // vectors, and the combining tree then cost more than the loads
+            // saved: 4 floats a row, H200, 32-row segments 0.66x with
+            // vectors (1024-row ones 2.47x), and 0.87x with vectors_pay
+            // choosing per segment (1.60x).
+            warp_reduce_columns<T>(values, perm, bj, ej, F, r, lanes[warp], [&](std::int64_t f, const S& st) {
                 write_segment<T>(r, opts, out, base + j, f, st, ej - bj);
             });
         }
