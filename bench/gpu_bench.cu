@@ -314,6 +314,9 @@ inline std::vector<case_spec> all_cases() {
         for (value_kind vt : {value_kind::f16, value_kind::f64})
             add(O::sum, F::offsets, D::fixed, 32, vt, index_kind::i32, w);
     for (O op : {O::mean, O::argmax}) add(op, F::offsets, D::fixed, 32, value_kind::f32, index_kind::i32, 64);
+    // Wide half-precision rows over unsorted ids (four columns a vector atomic
+    // from 8-byte loads), ids averaging 16 rows each.
+    add(O::sum, F::ids, D::uniform, total_rows() / 64 / 16, value_kind::f16, index_kind::i32, 64);
     // Rows of 4 and 8 floats (one and two 16-byte vectors; below 8 columns,
     // segments of over 16 rows take a whole warp, the shorter ones a lane
     // alone; from 8, a warp per segment).

@@ -193,7 +193,7 @@ struct trial_config {
     segref::value_kind kind = segref::value_kind::general;
     bool via_accumarray = false;
     bool deterministic = false;  // options::deterministic (the GPU's sorted path for unsorted sum/mean/count)
-    bool shifted = false;        // values start one element into their allocation (not 16-byte aligned)
+    bool shifted = false;        // values and out start one element into their allocations (not 16-byte aligned)
 
     std::string describe() const {
         std::ostringstream os;
@@ -206,7 +206,7 @@ struct trial_config {
         if (nan) os << ", with NaN";
         if (via_accumarray) os << ", via accumarray";
         if (deterministic) os << ", deterministic";
-        if (shifted) os << ", values one element into their allocation";
+        if (shifted) os << ", values and out one element into their allocations";
         return os.str();
     }
 };
@@ -310,19 +310,22 @@ template <form F, class T, class I, class O, class R, class Policy, class Mem = 
 void check_reduce(const Policy& pol, const R& reducer, segref::op o, int ddof, const trial_config& c,
                   const seg_input<I>& s, const std::vector<T>& values, segref::rng& g, const Mem& mem = Mem{}) {
     const reduce_case<T, O> rc(o, ddof, c, s, values, g);
-    std::vector<T> stored(c.shifted ? 1 : 0, T(0));
+    const std::size_t lead = c.shifted ? 1 : 0;  // elements before values and out
+    std::vector<T> stored(lead, T(0));
     stored.insert(stored.end(), values.begin(), values.end());
+    std::vector<O> stored_out(lead, O(0));
+    stored_out.insert(stored_out.end(), rc.out0.begin(), rc.out0.end());
     auto d_vals = mem.to_device(stored);
     auto d_idx = mem.to_device(s.idx);
-    auto d_out = mem.to_device(rc.out0);
+    auto d_out = mem.to_device(stored_out);
     auto d_arg = mem.to_device(rc.arg0);
     auto d_cnt = mem.to_device(rc.cnt0);
     segred::options opts = to_options(c);
     if (c.counts) opts.counts(d_cnt.data());
     if (c.arg) opts.arg_out(d_arg.data());
     const auto desc = make_desc<F>(static_cast<const I*>(d_idx.data()), s);
-    const auto vin = segred::rows(static_cast<const T*>(d_vals.data()) + (c.shifted ? 1 : 0), s.n, c.width);
-    const auto vout = segred::rows(d_out.data(), s.M, c.out_width);
+    const auto vin = segred::rows(static_cast<const T*>(d_vals.data()) + lead, s.n, c.width);
+    const auto vout = segred::rows(d_out.data() + lead, s.M, c.out_width);
     try {
         if constexpr (F == form::ids || F == form::subscripts) {
             if (c.via_accumarray) segred::accumarray(pol, vin, desc, vout, reducer, opts);
@@ -334,7 +337,9 @@ void check_reduce(const Policy& pol, const R& reducer, segref::op o, int ddof, c
         ADD_FAILURE() << "unexpected exception: " << e.what();
         return;
     }
-    rc.verify(mem.to_host(d_out), mem.to_host(d_arg), mem.to_host(d_cnt));
+    std::vector<O> out = mem.to_host(d_out);
+    out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(lead));
+    rc.verify(out, mem.to_host(d_arg), mem.to_host(d_cnt));
 }
 
 // A random trial's input.

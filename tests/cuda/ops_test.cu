@@ -239,27 +239,59 @@ TEST_F(CudaOps, SoftmaxAgainstReference) {
 // fp16 / bf16 values, every reducer, over unsorted ids (atomic and sorted
 // paths) and offsets: compared with the reference on the same rounded values.
 // Accumulation is in float, so the error is float's plus one rounding of the
-// result to the 16-bit output type.
+// result to the 16-bit output type. Rows of `width` columns; `lead` elements
+// before the values and the out in their allocations (0 or 1: unaligned).
 template <class H, class Desc, class R>
 void half_reducer_case(const std::vector<H>& hv, const std::vector<double>& dv, const Desc& desc,
-                       const segref::row_lists& segs, const R& reducer, segref::op o, bool deterministic) {
-    const i64 n = static_cast<i64>(hv.size()), M = static_cast<i64>(segs.size());
+                       const segref::row_lists& segs, const R& reducer, segref::op o, bool deterministic,
+                       i64 width = 1, i64 lead = 0) {
+    const i64 n = static_cast<i64>(hv.size()) / width, M = static_cast<i64>(segs.size());
     constexpr bool arg_out = std::is_same<R, segred::argmin>::value || std::is_same<R, segred::argmax>::value ||
                              std::is_same<R, segred::count>::value;
     using O = std::conditional_t<arg_out, std::int64_t, H>;
-    auto d_v = mem.to_device(hv);
-    auto d_o = mem.to_device(std::vector<O>(static_cast<std::size_t>(M), O(0)));
-    segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data(), n), desc, segred::rows(d_o.data(), M), reducer,
+    std::vector<H> stored(static_cast<std::size_t>(lead), H(0.f));
+    stored.insert(stored.end(), hv.begin(), hv.end());
+    auto d_v = mem.to_device(stored);
+    auto d_o = mem.to_device(std::vector<O>(static_cast<std::size_t>(lead + M * width), O(0)));
+    segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data() + lead, n, width), desc,
+                           segred::rows(d_o.data() + lead, M, width), reducer,
                            segred::options{}.deterministic(deterministic));
     segref::params p;
     p.o = o;
-    const segref::result r = segref::reduce<double>(dv.data(), 1, segs, p);
+    p.out_width = width;
+    const segref::result r = segref::reduce<double>(dv.data(), width, segs, p);
+    const std::vector<O> out = mem.to_host(d_o);
     std::vector<double> got, tol(r.out.size());
-    for (const O& h : mem.to_host(d_o)) got.push_back(static_cast<double>(static_cast<float>(h)));
+    for (auto h = out.begin() + lead; h != out.end(); ++h) got.push_back(static_cast<double>(static_cast<float>(*h)));
     const double eps = arg_out ? 0.0 : std::is_same<H, __half>::value ? 1.0 / 1024 : 1.0 / 128;
     for (std::size_t s = 0; s < r.out.size(); ++s) tol[s] = std::fabs(r.out[s]) + 1e-3 * r.scale[s] + 1e-6;
-    SCOPED_TRACE(std::string(segref::name(o)) + (deterministic ? " deterministic" : ""));
+    SCOPED_TRACE(std::string(segref::name(o)) + (deterministic ? " deterministic" : "") + ", width " +
+                 std::to_string(width) + (lead ? ", unaligned" : ""));
     EXPECT_TRUE(segtest::near_all(got, r.out, &tol, eps, "16-bit out"));
+}
+
+// 16-bit rows over 4000 unsorted ids, whose float sums do not fit in shared
+// memory: 16 columns take the global kernel's four-column vector atomics
+// (8-byte loads), 6 columns and unaligned rows a column at a time.
+template <class H>
+void wide_half_case(segref::rng& g) {
+    const i64 n = 3000, M = 4000;
+    const std::vector<std::int64_t> ids = segref::random_ids<std::int64_t>(g, n, 0, M - 1);
+    auto d_ids = mem.to_device(ids);
+    const auto by_ids = segred::ids(static_cast<const std::int64_t*>(d_ids.data()), M);
+    const segref::row_lists segs = segref::from_ids(ids.data(), M, n, false);
+    for (i64 width : {16, 6}) {
+        std::vector<H> hv(static_cast<std::size_t>(n * width));
+        std::vector<double> dv(hv.size());
+        for (std::size_t e = 0; e < hv.size(); ++e) {
+            hv[e] = H(static_cast<float>(segref::uniform_real(g, -4, 4)));
+            dv[e] = static_cast<double>(static_cast<float>(hv[e]));
+        }
+        for (i64 lead : {0, 1}) {
+            half_reducer_case(hv, dv, by_ids, segs, segred::sum{}, segref::op::sum, false, width, lead);
+            half_reducer_case(hv, dv, by_ids, segs, segred::mean{}, segref::op::mean, false, width, lead);
+        }
+    }
 }
 
 template <class H>
@@ -311,11 +343,13 @@ void half_case(segref::rng& g) {
 TEST_F(CudaOps, HalfValues) {
     SEGRED_SEEDED_RNG(g);
     half_case<__half>(g);
+    wide_half_case<__half>(g);
 }
 
 TEST_F(CudaOps, Bfloat16Values) {
     SEGRED_SEEDED_RNG(g);
     half_case<__nv_bfloat16>(g);
+    wide_half_case<__nv_bfloat16>(g);
 }
 
 // Shapes that collapse naive designs, at sizes where pieces and partials are

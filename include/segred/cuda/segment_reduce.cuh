@@ -62,6 +62,21 @@ bool sum_needs_no_counts(const options& opts) {
            segred::detail::zero_fill(opts);
 }
 
+// Float sums into F columns whose rows take four columns a vector atomic
+// (rows_add_in_vectors): launched, and true; else false.
+template <class T, class A, class SegOf>
+bool scatter_in_columns4(const par_t& p, rows_view<const T> values, SegOf seg_of, std::int64_t F, A* acc,
+                         count_sink counts) {
+    if constexpr (adds_in_vectors<T, A>) {
+        if (rows_add_in_vectors(values, acc, F)) {
+            scatter_columns4_kernel<T><<<grid_for(scatter_work(values.n, values.width, true)), block_threads, 0,
+                                         p.stream>>>(values, seg_of, acc, counts);
+            return true;
+        }
+    }
+    return false;
+}
+
 template <class T, class O, class R, class SegOf>
 void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std::int64_t M, rows_view<O> out,
                     const R& r, const options& opts) {
@@ -97,16 +112,15 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
         count_to = sizeof(O) == 4 ? count_sink{nullptr, reinterpret_cast<unsigned int*>(out.data)}
                                   : counts_at(out.data, !opts.accumulate_into);
     if (counted) count_to = counts_at(counts.get(), true);
-    const std::int64_t work = scatter_work(values.n, F);
     const std::size_t shared_bytes =
         scatter_shared_bytes<A>(values.n, M, F, sums, count_to.wide != nullptr || count_to.narrow != nullptr);
     if (values.n > 0) {
         if (shared_bytes > 0) {
             const auto kernel = scatter_shared_kernel<sums, T, A, SegOf>;
-            kernel<<<resident_grid(kernel, shared_bytes, work), block_threads, shared_bytes, p.stream>>>(
-                values, seg_of, M, F, acc_ptr, count_to);
-        } else {
-            scatter_global_kernel<sums, T, A><<<grid_for(work), block_threads, 0, p.stream>>>(
+            kernel<<<resident_grid(kernel, shared_bytes, scatter_work(values.n, F)), block_threads, shared_bytes,
+                     p.stream>>>(values, seg_of, M, F, acc_ptr, count_to);
+        } else if (!(sums && scatter_in_columns4(p, values, seg_of, F, acc_ptr, count_to))) {
+            scatter_global_kernel<sums, T, A><<<grid_for(scatter_work(values.n, F)), block_threads, 0, p.stream>>>(
                 values, seg_of, F, acc_ptr, count_to);
         }
         SEGRED_CUDA_CHECK(cudaGetLastError());

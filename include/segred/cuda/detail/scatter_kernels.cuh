@@ -6,7 +6,9 @@
 // run still open at lane 31 into the next 32 rows; a warp covers 1024 rows,
 // so all-equal ids cost one add per 1024 rows, not one per row. Wider rows:
 // each thread walks 64 consecutive rows of one column (threads side by side
-// over columns, coalesced) and adds each run of equal ids once. When the
+// over columns, coalesced) and adds each run of equal ids once; into global
+// memory, four float columns a thread and one 16-byte vector atomic a run
+// where the width and alignment allow (vector_atomic.cuh). When the
 // accumulators fit in shared memory, each block accumulates privately there
 // (one shared atomic per row for one column) and adds its totals to global
 // memory once. Atomic float addition makes the
@@ -31,6 +33,7 @@
 #include "../../core/numeric.hpp"
 #include "../../core/reducers.hpp"
 #include "launch.cuh"
+#include "vector_atomic.cuh"
 
 namespace segred {
 namespace cuda {
@@ -93,30 +96,66 @@ struct segment_of_row {
     __device__ std::int64_t operator()(std::int64_t i) const { return segred::detail::row_segment(seg, i); }
 };
 
+// Rows [i0, i1), each maximal stretch of equal ids added once:
+// add(id, sum, rows) with sum of load(i) over the stretch (an Acc of one
+// column or of four). Ids and values are read 4 rows ahead of the adds, so a
+// thread keeps 4 loads in flight instead of waiting on each row's.
+template <bool Sums, class Acc, class SegOf, class Load, class Add>
+__device__ void scatter_stretches(std::int64_t i0, std::int64_t i1, SegOf seg_of, Load&& load, Add&& add) {
+    constexpr int ahead = 4;
+    constexpr std::int64_t past_end = -2;  // below every id and the skipped rows' -1
+    std::int64_t cur = -1, cnt = 0;
+    Acc acc{};
+    for (std::int64_t i = i0; i < i1; i += ahead) {
+        std::int64_t k[ahead];
+        Acc x[ahead];
+#pragma unroll
+        for (int j = 0; j < ahead; ++j) {
+            k[j] = i + j < i1 ? seg_of(i + j) : past_end;
+            if (Sums && k[j] >= 0) x[j] = load(i + j);
+        }
+#pragma unroll
+        for (int j = 0; j < ahead; ++j) {
+            if (k[j] == past_end) break;
+            if (k[j] != cur) {
+                if (cur >= 0) add(cur, acc, cnt);
+                cur = k[j];
+                acc = Acc{};
+                cnt = 0;
+            }
+            if (k[j] >= 0) {
+                if (Sums) acc += x[j];
+                ++cnt;
+            }
+        }
+    }
+    if (cur >= 0) add(cur, acc, cnt);
+}
+
 // Walk work item idx = (run, column): rows [run * scatter_run, ...) of one
-// column, adding each maximal stretch of equal ids with one add(id, sum, n).
+// column, adding each maximal stretch of equal ids with one add(id, f, sum, n).
 template <bool Sums, class T, class A, class SegOf, class Add>
 __device__ void scatter_run_of_rows(rows_view<const T> values, SegOf seg_of, std::int64_t F, std::int64_t idx,
                                     Add&& add) {
     const std::int64_t run = idx / F, f = idx - run * F;
     const std::int64_t i0 = run * scatter_run;
-    const std::int64_t i1 = i0 + scatter_run < values.n ? i0 + scatter_run : values.n;
-    std::int64_t cur = -1, cnt = 0;
-    A acc = A(0);
-    for (std::int64_t i = i0; i < i1; ++i) {
-        const std::int64_t k = seg_of(i);
-        if (k != cur) {
-            if (cur >= 0) add(cur, f, acc, cnt);
-            cur = k;
-            acc = A(0);
-            cnt = 0;
-        }
-        if (k >= 0) {
-            if (Sums) acc += segred::detail::convert<A>(values(i, f));
-            ++cnt;
-        }
-    }
-    if (cur >= 0) add(cur, f, acc, cnt);
+    scatter_stretches<Sums, A>(
+        i0, i0 + scatter_run < values.n ? i0 + scatter_run : values.n, seg_of,
+        [&](std::int64_t i) { return segred::detail::convert<A>(values(i, f)); },
+        [&](std::int64_t k, A a, long long c) { add(k, f, a, c); });
+}
+
+// The same over (run, four columns): one 8- or 16-byte load a row and one
+// vector atomic a stretch (rows_add_in_vectors holds).
+template <bool Sums, class T, class SegOf, class Add>
+__device__ void scatter_run_of_columns4(rows_view<const T> values, SegOf seg_of, std::int64_t idx, Add&& add) {
+    const std::int64_t groups = values.width / atomic_columns;
+    const std::int64_t run = idx / groups, f = (idx - run * groups) * atomic_columns;
+    const std::int64_t i0 = run * scatter_run;
+    scatter_stretches<Sums, float_columns4>(
+        i0, i0 + scatter_run < values.n ? i0 + scatter_run : values.n, seg_of,
+        [&](std::int64_t i) { return load_columns4(values.data + i * values.width + f); },
+        [&](std::int64_t k, const float_columns4& a, long long c) { add(k, f, a, c); });
 }
 
 template <class A>
@@ -185,11 +224,13 @@ __device__ void scatter_all(const rows_view<const T>& values, SegOf seg_of, std:
         scatter_run_of_rows<Sums, T, A>(values, seg_of, F, idx, add);
 }
 
-// Work items in a scatter grid, for sizing it.
-inline std::int64_t scatter_work(std::int64_t n, std::int64_t F) {
-    return F == 1 ? (n + warp_rows - 1) / warp_rows * 32 : (n + scatter_run - 1) / scatter_run * F;
+// Work items in a scatter grid, for sizing it (columns4: four columns an item).
+SEGRED_HD inline std::int64_t scatter_work(std::int64_t n, std::int64_t F, bool columns4 = false) {
+    if (F == 1) return (n + warp_rows - 1) / warp_rows * 32;
+    return (n + scatter_run - 1) / scatter_run * (columns4 ? F / atomic_columns : F);
 }
 
+// Into global accumulators.
 template <bool Sums, class T, class A, class SegOf>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
     scatter_global_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t F, A* acc, count_sink counts) {
@@ -197,6 +238,23 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
         if (Sums) atomic_add(acc + k * F + f, a);
         if (f == 0 && counts) counts.add(k, static_cast<unsigned long long>(c));
     });
+}
+
+// Into global float sums, four columns a thread and one vector atomic a run
+// of equal ids (only where rows_add_in_vectors holds). A kernel of its own:
+// its registers would otherwise count against the one-column path's.
+template <class T, class SegOf>
+SEGRED_KERNEL void __launch_bounds__(block_threads)
+    scatter_columns4_kernel(rows_view<const T> values, SegOf seg_of, float* acc, count_sink counts) {
+    const std::int64_t F = values.width;
+    const std::int64_t total = scatter_work(values.n, F, true);
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += stride)
+        scatter_run_of_columns4<true, T>(values, seg_of, idx,
+                                         [&](std::int64_t k, std::int64_t f, const float_columns4& a, long long c) {
+                                             atomic_add_columns4(acc + k * F + f, a);
+                                             if (f == 0 && counts) counts.add(k, static_cast<unsigned long long>(c));
+                                         });
 }
 
 // Block-private accumulators in shared memory: [M * F] A, then, when counts
