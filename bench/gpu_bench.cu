@@ -307,6 +307,7 @@ inline std::vector<case_spec> all_cases() {
         add(O::sum, F::offsets, D::fixed, 32, value_kind::f32, index_kind::i32, w);
         add(O::sum, F::ids, D::uniform, 64, value_kind::f32, index_kind::i32, w);
         add(O::sum, F::ids, D::uniform, rows / 16, value_kind::f32, index_kind::i32, w);
+        add(O::sum_det, F::ids, D::uniform, rows / 16, value_kind::f32, index_kind::i32, w);
     }
     // Wide sorted rows in the other value types (a 16-byte vector is 8 halves
     // or 2 doubles a lane) and with the other states (sum and count, value and row).

@@ -1,7 +1,11 @@
 // segment_reduce / accumarray on the GPU over unsorted ids and N-D
 // subscripts: every reducer against the independent double reference, on the
 // default (atomic where it applies) path and on the deterministic path.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -38,29 +42,50 @@ TYPED_TEST(CudaUnsortedReduce, Subscripts) {
         segred::cuda::par, g, kTrials, segtest::device_memory{});
 }
 
-// Wide rows over unsorted ids whose sums do not fit in shared memory (4000
-// segments): the global atomic kernel, which adds four float columns with one
-// vector atomic where the width is a multiple of four and both the values
-// and the sums are 16-byte aligned, else a column at a time. Widths 4, 8, 12
-// and 64, odd and 6 (a multiple of two only); values and out aligned and one
-// element into their allocations; ids uniform with 30% on one hot id (runs
-// of equal ids, added once), and runs of 1 to 20 equal ids, each with 1% out
-// of range under drop. Sum straight into the out, sum accumulated with
-// counts (into separate sums), and mean.
-TYPED_TEST(CudaUnsortedReduce, WideRowsGlobal) {
+// Ids drawn as floor(M * u^6) for uniform u: about a fifth of the rows on id
+// 0 and a long tail (Zipf-like skew), 1% out of range when corrupt.
+template <class I>
+segtest::seg_input<I> skewed_ids(segref::rng& g, i64 n, i64 M, bool corrupt) {
+    segtest::seg_input<I> s;
+    s.kind = form::ids;
+    s.n = n;
+    s.M = M;
+    for (i64 i = 0; i < n; ++i) {
+        const double u = segref::uniform_real(g, 0, 1);
+        i64 id = std::min<i64>(M - 1, static_cast<i64>(static_cast<double>(M) * std::pow(u, 6)));
+        if (corrupt && segref::coin(g, 0.01)) id = segref::coin(g, 0.5) ? -1 : M;
+        s.idx.push_back(static_cast<I>(id));
+    }
+    return s;
+}
+
+// The global atomic kernels: sums that do not fit in shared memory (20000
+// segments of one column, 4000 of wider rows). One column: each warp
+// combines the lanes of a round that hold the same id and carries two
+// groups into the next round. Wider rows: four float columns a vector atomic
+// where the width is a multiple of four and both the values and the sums are
+// 16-byte aligned, else a column at a time. Widths 1, 4, 8, 12 and 64, odd
+// and 6 (a multiple of two only); values and out aligned and one element
+// into their allocations; ids uniform with 30% on one hot id, runs of 1 to
+// 20 equal ids, and skewed ids, each with 1% out of range under drop. Sum
+// straight into the out, sum accumulated with counts (into separate sums),
+// mean, and count.
+TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     using segref::op;
     SEGRED_SEEDED_RNG(g);
     const segtest::device_memory mem;
-    const i64 n = 3000, M = 4000;
-    for (i64 width : {4, 8, 12, 64, 33, 6})
+    for (i64 width : {1, 4, 8, 12, 64, 33, 6})
         for (bool shifted : {false, true})
-            for (bool repeating : {false, true}) {
+            for (int shape = 0; shape < 3; ++shape) {
+                const i64 n = width == 1 ? 100000 : 3000, M = width == 1 ? 20000 : 4000;
                 SCOPED_TRACE("width " + std::to_string(width) + (shifted ? ", unaligned" : "") +
-                             (repeating ? ", runs of equal ids" : ", uniform ids"));
-                const segtest::seg_input<I> s = repeating ? segtest::large_repeating<I>(g, n, M, true)
-                                                          : segtest::large_unsorted<I>(g, n, M, true);
+                             (shape == 0 ? ", uniform ids, 30% on one" : shape == 1 ? ", runs of equal ids"
+                                                                                    : ", skewed ids"));
+                const segtest::seg_input<I> s = shape == 0   ? segtest::large_unsorted<I>(g, n, M, true)
+                                                : shape == 1 ? segtest::large_repeating<I>(g, n, M, true)
+                                                             : skewed_ids<I>(g, n, M, true);
                 const std::vector<T> v = segref::random_values<T>(g, n * width, segref::value_kind::general);
                 segtest::trial_config c;
                 c.width = c.out_width = width;
@@ -72,6 +97,9 @@ TYPED_TEST(CudaUnsortedReduce, WideRowsGlobal) {
                 c.accumulate = false;
                 segtest::check_reduce<form::ids, T, I, T>(segred::cuda::par, segred::mean{}, op::mean, 0, c, s, v, g,
                                                           mem);
+                c.out_width = 1;
+                segtest::check_reduce<form::ids, T, I, std::int64_t>(segred::cuda::par, segred::count{}, op::count, 0,
+                                                                     c, s, v, g, mem);
                 if (::testing::Test::HasFailure()) return;
             }
 }
