@@ -4,7 +4,10 @@
 // Width 1: each warp reads 32 consecutive rows at a time (coalesced), sums
 // each run of equal ids with a head-segmented warp reduction, and carries the
 // run still open at lane 31 into the next 32 rows; a warp covers 1024 rows,
-// so all-equal ids cost one add per 1024 rows, not one per row. Wider rows:
+// so all-equal ids cost one add per 1024 rows, not one per row. Two hot ids
+// a warp (ids its first 32 rows hold more than once) sum in registers
+// instead, so a hot id spread among others costs one add per 1024 rows too.
+// Wider rows:
 // each thread walks 64 consecutive rows of one column (threads side by side
 // over columns, coalesced) and adds each run of equal ids once; into global
 // memory, four float columns a thread and one 16-byte vector atomic a run
@@ -181,7 +184,8 @@ constexpr int hot_ids = 2;  // ids a warp keeps in registers
 
 // Up to hot_ids ids that hold two or more of this warp's 32 lanes (k: each
 // lane's id, -1 for none), widest group first; -1 where there are fewer.
-// A group of 2 in 32 rows is 16 times the share of an id among 2^19.
+// One round is a small sample, so an id picked by chance is possible; it
+// costs only a compare a row and one add at the end.
 __device__ inline void pick_hot_ids(std::int64_t k, std::int64_t (&hot)[hot_ids]) {
     constexpr unsigned all_lanes = 0xffffffffu;
     const int lane = threadIdx.x % 32;
