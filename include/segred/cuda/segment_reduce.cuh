@@ -114,15 +114,21 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
     if (counted) count_to = counts_at(counts.get(), true);
     const std::size_t shared_bytes =
         scatter_shared_bytes<A>(values.n, M, F, sums, count_to.wide != nullptr || count_to.narrow != nullptr);
-    if (values.n > 0) {
+    // One column or wider rows, each kernel with its own loop only.
+    auto launch = [&](auto one_column) {
+        constexpr bool one = decltype(one_column)::value;
         if (shared_bytes > 0) {
-            const auto kernel = scatter_shared_kernel<sums, T, A, SegOf>;
+            const auto kernel = scatter_shared_kernel<sums, T, A, one, SegOf>;
             kernel<<<resident_grid(kernel, shared_bytes, scatter_work(values.n, F)), block_threads, shared_bytes,
                      p.stream>>>(values, seg_of, M, F, acc_ptr, count_to);
-        } else if (!(sums && scatter_in_columns4(p, values, seg_of, F, acc_ptr, count_to))) {
-            scatter_global_kernel<sums, T, A><<<grid_for(scatter_work(values.n, F)), block_threads, 0, p.stream>>>(
-                values, seg_of, F, acc_ptr, count_to);
+        } else if (one || !(sums && scatter_in_columns4(p, values, seg_of, F, acc_ptr, count_to))) {
+            scatter_global_kernel<sums, T, A, one><<<grid_for(scatter_work(values.n, F)), block_threads, 0,
+                                                     p.stream>>>(values, seg_of, F, acc_ptr, count_to);
         }
+    };
+    if (values.n > 0) {
+        if (F == 1) launch(std::true_type{});
+        else launch(std::false_type{});
         SEGRED_CUDA_CHECK(cudaGetLastError());
     }
     if (direct) return;

@@ -223,11 +223,13 @@ __device__ void scatter_warp_rows(const rows_view<const T>& values, SegOf seg_of
         if (round == 0) pick_hot_ids(k, hot);
         pair mine{A(0), k >= 0 ? 1 : 0};
         if (Sums && k >= 0) mine.sum = segred::detail::convert<A>(values.data[i]);
-        for (int h = 0; h < hot_ids; ++h) {
-            if (k >= 0 && k == hot[h]) {
-                hot_total[h] += mine;
-                mine = {A(0), 0};
-                k = -1;  // the run logic skips it like a dropped row
+        if (hot[0] >= 0) {  // the same in every lane; uniform ids over a large M rarely have one
+            for (int h = 0; h < hot_ids; ++h) {
+                if (k >= 0 && k == hot[h]) {
+                    hot_total[h] += mine;
+                    mine = {A(0), 0};
+                    k = -1;  // the run logic skips it like a dropped row
+                }
             }
         }
         const std::int64_t before = __shfl_up_sync(0xffffffffu, k, 1);
@@ -256,22 +258,25 @@ __device__ void scatter_warp_rows(const rows_view<const T>& values, SegOf seg_of
     }
 }
 
-// Every work item of the grid: warps over 1024-row blocks for width 1,
-// threads over (run of rows, column) for wider rows.
-template <bool Sums, class T, class A, class SegOf, class Add>
+// Every work item of the grid: warps over 1024-row blocks for one column,
+// threads over (run of rows, column) for wider rows. The choice is a
+// template argument so that each kernel holds one loop: a kernel's registers
+// are those of its hungriest path, and the wide loop's loads ahead cost the
+// one-column loops a third of their speed in shared memory (M = 64, H200).
+template <bool Sums, class T, class A, bool OneColumn, class SegOf, class Add>
 __device__ void scatter_all(const rows_view<const T>& values, SegOf seg_of, std::int64_t F, Add&& add) {
-    if (F == 1) {
+    if constexpr (OneColumn) {
         const std::int64_t warps = (values.n + warp_rows - 1) / warp_rows;
         const std::int64_t stride = std::int64_t(gridDim.x) * (block_threads / 32);
         for (std::int64_t w = std::int64_t(blockIdx.x) * (block_threads / 32) + threadIdx.x / 32; w < warps; w += stride)
             scatter_warp_rows<Sums, T, A>(values, seg_of, w * warp_rows,
                                           [&](std::int64_t k, A a, long long c) { add(k, 0, a, c); });
-        return;
+    } else {
+        const std::int64_t total = (values.n + scatter_run - 1) / scatter_run * F;
+        const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+        for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += stride)
+            scatter_run_of_rows<Sums, T, A>(values, seg_of, F, idx, add);
     }
-    const std::int64_t total = (values.n + scatter_run - 1) / scatter_run * F;
-    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-    for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += stride)
-        scatter_run_of_rows<Sums, T, A>(values, seg_of, F, idx, add);
 }
 
 // Work items in a scatter grid, for sizing it (columns4: four columns an item).
@@ -280,11 +285,11 @@ SEGRED_HD inline std::int64_t scatter_work(std::int64_t n, std::int64_t F, bool 
     return (n + scatter_run - 1) / scatter_run * (columns4 ? F / atomic_columns : F);
 }
 
-// Into global accumulators.
-template <bool Sums, class T, class A, class SegOf>
+// Into global accumulators (OneColumn: F == 1).
+template <bool Sums, class T, class A, bool OneColumn, class SegOf>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
     scatter_global_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t F, A* acc, count_sink counts) {
-    scatter_all<Sums, T, A>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
+    scatter_all<Sums, T, A, OneColumn>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
         if (Sums) atomic_add(acc + k * F + f, a);
         if (f == 0 && counts) counts.add(k, static_cast<unsigned long long>(c));
     });
@@ -311,7 +316,8 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
 // are wanted, [M] 32-bit counts (a block never sees 2^32 rows: the caller
 // takes this kernel only for n < 2^32). A 32-bit shared atomic is the
 // hardware's fast one; the totals go to the global counts once.
-template <bool Sums, class T, class A, class SegOf>
+// OneColumn: F == 1.
+template <bool Sums, class T, class A, bool OneColumn, class SegOf>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
     scatter_shared_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t M, std::int64_t F, A* acc,
                           count_sink counts) {
@@ -322,7 +328,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     for (std::int64_t e = threadIdx.x; e < cells; e += blockDim.x) sacc[e] = A(0);
     for (std::int64_t e = threadIdx.x; e < M && counts; e += blockDim.x) scnt[e] = 0;
     __syncthreads();
-    if (F == 1) {
+    if constexpr (OneColumn) {
         // One column: a shared-memory atomic per row. Merging runs of equal
         // ids first (as the global path does) costs more than it saves when
         // the atomics are this cheap.
@@ -334,7 +340,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
             if (counts) atomicAdd(scnt + k, 1u);
         }
     } else {
-        scatter_all<Sums, T, A>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
+        scatter_all<Sums, T, A, false>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
             if (Sums) atomic_add(sacc + k * F + f, a);
             if (f == 0 && counts) atomicAdd(scnt + k, static_cast<unsigned int>(c));
         });
