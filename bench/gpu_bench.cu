@@ -275,9 +275,15 @@ inline std::vector<case_spec> all_cases() {
     // 2. Main sweep, unsorted ids: M from 64 to 2^26, then the skews at M = 2^20;
     //    the same points on the deterministic (sorted) path.
     for (O op : {O::sum, O::sum_det}) {
-        for (std::int64_t M : {std::int64_t(64), 64 * K, 2 * Mi, 16 * Mi, 64 * Mi}) add(op, F::ids, D::uniform, M);
+        for (std::int64_t M : {std::int64_t(64), 16 * K, 32 * K, 64 * K, 2 * Mi, 16 * Mi, 64 * Mi})
+            add(op, F::ids, D::uniform, M);
         for (D d : {D::uniform, D::zipf, D::hot50, D::same}) add(op, F::ids, d, Mi);
     }
+    // Block-private accumulators past 48 KiB (M = 2^14: 64 KiB of fp32 sums,
+    // 128 KiB of sums and counts); max and argmax there keep global keys
+    // (128 KiB of shared keys ran at 0.55x).
+    add(O::sum, F::ids, D::zipf, 16 * K);
+    for (O op : {O::mean, O::max, O::argmax}) add(op, F::ids, D::uniform, 16 * K);
 
     // Representative points for the cross-sections: short and long segments,
     // few and many unsorted ids.
@@ -328,7 +334,7 @@ inline std::vector<case_spec> all_cases() {
     // 6. bincount, unweighted (int32 counts) and weighted (fp32).
     for (O op : {O::bincount, O::bincount_w}) {
         const value_kind vt = op == O::bincount ? value_kind::none : value_kind::f32;
-        for (std::int64_t M : {std::int64_t(64), 64 * K, 16 * Mi}) add(op, F::ids, D::uniform, M, vt);
+        for (std::int64_t M : {std::int64_t(64), 16 * K, 64 * K, 16 * Mi}) add(op, F::ids, D::uniform, M, vt);
         add(op, F::ids, D::zipf, Mi, vt);
     }
 

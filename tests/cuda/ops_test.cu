@@ -270,12 +270,13 @@ void half_reducer_case(const std::vector<H>& hv, const std::vector<double>& dv, 
     EXPECT_TRUE(segtest::near_all(got, r.out, &tol, eps, "16-bit out"));
 }
 
-// 16-bit rows over 4000 unsorted ids, whose float sums do not fit in shared
-// memory: 16 columns take the global kernel's four-column vector atomics
-// (8-byte loads), 6 columns and unaligned rows a column at a time.
+// 16-bit rows over 12000 unsorted ids, whose float sums do not fit in the
+// shared memory of a block (288 KiB at 6 columns): 16 columns take the global
+// kernel's four-column vector atomics (8-byte loads), 6 columns and
+// unaligned rows a column at a time.
 template <class H>
 void wide_half_case(segref::rng& g) {
-    const i64 n = 3000, M = 4000;
+    const i64 n = 3000, M = 12000;
     const std::vector<std::int64_t> ids = segref::random_ids<std::int64_t>(g, n, 0, M - 1);
     auto d_ids = mem.to_device(ids);
     const auto by_ids = segred::ids(static_cast<const std::int64_t*>(d_ids.data()), M);

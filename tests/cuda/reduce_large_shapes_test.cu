@@ -41,7 +41,7 @@ TYPED_TEST(CudaLargeShapes, UnsortedIds) {
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
     const segtest::device_memory mem;
-    for (i64 M : {29, 70001})
+    for (i64 M : {29, 20011, 70001})
         segtest::large_every_state<form::ids, T, I>(
             g, policies, mem, [&](bool corrupt) { return segtest::large_unsorted<I>(g, 300000, M, corrupt); });
     // Few ids over a large M: long gaps of empty segments on the sorted

@@ -59,34 +59,30 @@ segtest::seg_input<I> skewed_ids(segref::rng& g, i64 n, i64 M, bool corrupt) {
     return s;
 }
 
-// The global atomic kernels: sums that do not fit in shared memory (20000
-// segments of one column, 4000 of wider rows). One column: each warp
-// combines the lanes of a round that hold the same id and carries two
-// groups into the next round. Wider rows: four float columns a vector atomic
-// where the width is a multiple of four and both the values and the sums are
-// 16-byte aligned, else a column at a time. Widths 1, 4, 8, 12 and 64, odd
-// and 6 (a multiple of two only); values and out aligned and one element
-// into their allocations; ids uniform with 30% on one hot id, runs of 1 to
-// 20 equal ids, and skewed ids, each with 1% out of range under drop. Sum
+// The atomic sum, mean and count kernels over widths 1, 4, 8, 12 and 64, odd
+// and 6 (a multiple of two only), with n rows and M segments for width 1 and
+// wide_n, wide_M for wider rows; values and out aligned and one element into
+// their allocations; ids uniform with 30% on one hot id, runs of 1 to 20
+// equal ids, and skewed ids, each with 1% out of range under drop. Sum
 // straight into the out, sum accumulated with counts (into separate sums),
 // mean, and count.
-TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
-    using T = typename TypeParam::value;
-    using I = typename TypeParam::index;
+template <class T, class I>
+void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M) {
     using segref::op;
     SEGRED_SEEDED_RNG(g);
     const segtest::device_memory mem;
     for (i64 width : {1, 4, 8, 12, 64, 33, 6})
         for (bool shifted : {false, true})
             for (int shape = 0; shape < 3; ++shape) {
-                const i64 n = width == 1 ? 100000 : 3000, M = width == 1 ? 20000 : 4000;
-                SCOPED_TRACE("width " + std::to_string(width) + (shifted ? ", unaligned" : "") +
+                const i64 rows = width == 1 ? n : wide_n, segs = width == 1 ? M : wide_M;
+                SCOPED_TRACE("width " + std::to_string(width) + ", M = " + std::to_string(segs) +
+                             (shifted ? ", unaligned" : "") +
                              (shape == 0 ? ", uniform ids, 30% on one" : shape == 1 ? ", runs of equal ids"
                                                                                     : ", skewed ids"));
-                const segtest::seg_input<I> s = shape == 0   ? segtest::large_unsorted<I>(g, n, M, true)
-                                                : shape == 1 ? segtest::large_repeating<I>(g, n, M, true)
-                                                             : skewed_ids<I>(g, n, M, true);
-                const std::vector<T> v = segref::random_values<T>(g, n * width, segref::value_kind::general);
+                const segtest::seg_input<I> s = shape == 0   ? segtest::large_unsorted<I>(g, rows, segs, true)
+                                                : shape == 1 ? segtest::large_repeating<I>(g, rows, segs, true)
+                                                             : skewed_ids<I>(g, rows, segs, true);
+                const std::vector<T> v = segref::random_values<T>(g, rows * width, segref::value_kind::general);
                 segtest::trial_config c;
                 c.width = c.out_width = width;
                 c.shifted = shifted;
@@ -102,6 +98,26 @@ TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
                                                                      c, s, v, g, mem);
                 if (::testing::Test::HasFailure()) return;
             }
+}
+
+// The global atomic kernels: sums and counts beyond the shared memory any
+// block can opt into (227 KiB on sm_90; 100000 segments of one column,
+// 20000 of wider rows). One column: each warp combines the lanes of a round
+// that hold the same id and carries two groups into the next round. Wider
+// rows: four float columns a vector atomic where the width is a multiple of
+// four and both the values and the sums are 16-byte aligned, else a column
+// at a time.
+TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
+    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, 100000, 3000, 20000);
+}
+
+// Block-private accumulators past the 48 KiB a block gets without opting in
+// (blocks of 1024 threads): 20000 segments of one column (80 KiB of 4-byte
+// sums or counts, 160 KiB of 8-byte sums), 4000 of wider rows (64 KiB to
+// 192 KiB of 4-byte sums at widths 4 to 12; widths 33 and 64, and the
+// largest 8-byte sums, take the global kernels).
+TYPED_TEST(CudaUnsortedReduce, LargeSharedAccumulators) {
+    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, 20000, 3000, 4000);
 }
 
 } // namespace

@@ -112,15 +112,17 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
         count_to = sizeof(O) == 4 ? count_sink{nullptr, reinterpret_cast<unsigned int*>(out.data)}
                                   : counts_at(out.data, !opts.accumulate_into);
     if (counted) count_to = counts_at(counts.get(), true);
-    const std::size_t shared_bytes =
-        scatter_shared_bytes<A>(values.n, M, F, sums, count_to.wide != nullptr || count_to.narrow != nullptr);
+    const bool count_words = count_to.wide != nullptr || count_to.narrow != nullptr;
     // One column or wider rows, each kernel with its own loop only.
     auto launch = [&](auto one_column) {
         constexpr bool one = decltype(one_column)::value;
+        const auto shared_kernel = scatter_shared_kernel<sums, T, A, one, SegOf>;
+        const std::size_t shared_bytes =
+            scatter_shared_bytes<A>(values.n, M, F, sums, count_words, private_shared_limit(shared_kernel));
         if (shared_bytes > 0) {
-            const auto kernel = scatter_shared_kernel<sums, T, A, one, SegOf>;
-            kernel<<<resident_grid(kernel, shared_bytes, scatter_work(values.n, F)), block_threads, shared_bytes,
-                     p.stream>>>(values, seg_of, M, F, acc_ptr, count_to);
+            const private_launch grid = plan_private_launch(shared_kernel, shared_bytes, scatter_work(values.n, F));
+            shared_kernel<<<grid.blocks, grid.threads, shared_bytes, p.stream>>>(values, seg_of, M, F, acc_ptr,
+                                                                                 count_to);
         } else if (one || !(sums && scatter_in_columns4(p, values, seg_of, F, acc_ptr, count_to))) {
             scatter_global_kernel<sums, T, A, one><<<grid_for(scatter_work(values.n, F)), block_threads, 0,
                                                      p.stream>>>(values, seg_of, F, acc_ptr, count_to);

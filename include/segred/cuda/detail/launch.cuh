@@ -44,6 +44,49 @@ inline unsigned grid_for(std::int64_t work, int threads = block_threads) {
     return static_cast<unsigned>(std::min<std::int64_t>(wanted, std::int64_t(sms) * 16));
 }
 
+// Block-private accumulators in shared memory (the scatter kernels' sums and
+// counts). Within the 48 KiB any block gets without opting in, blocks of
+// block_threads, several an SM, each with its own copy (fewer threads on
+// each hot address). Beyond, up to what the device lets one block opt into
+// (227 KiB on sm_90), blocks of private_block_threads_max threads: one or two
+// copies an SM, each with enough warps to keep loads in flight (H200, 2^26
+// uniform ids into 32768 float sums: 842 GB/s with 512 threads a block,
+// 1602 with 1024; global atomics 533).
+constexpr std::size_t default_shared_bytes = 48 * 1024;
+constexpr int private_block_threads_max = 1024;
+
+// The most dynamic shared memory a block of `kernel` can opt into.
+template <class Kernel>
+std::size_t private_shared_limit(Kernel kernel) {
+    cudaFuncAttributes attrs{};
+    SEGRED_CUDA_CHECK(cudaFuncGetAttributes(&attrs, kernel));
+    const auto optin = static_cast<std::size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin));
+    return optin > attrs.sharedSizeBytes ? optin - attrs.sharedSizeBytes : 0;
+}
+
+struct private_launch {
+    unsigned blocks;
+    int threads;
+};
+
+// Block size and grid for `kernel` with `bytes` of private accumulators a
+// block (at most private_shared_limit(kernel)), opting in where needed. The
+// grid is as many blocks as are resident at once, no more: each block zeroes
+// and flushes its accumulators, so blocks beyond one full wave only add
+// flushes.
+template <class Kernel>
+private_launch plan_private_launch(Kernel kernel, std::size_t bytes, std::int64_t work) {
+    const bool large = bytes > default_shared_bytes;
+    const int threads = large ? private_block_threads_max : block_threads;
+    if (large)
+        SEGRED_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
+    int per_sm = 0;
+    SEGRED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));
+    return {std::min(grid_for(work, threads), static_cast<unsigned>(std::max(per_sm, 1) * sms)), threads};
+}
+
 // Copy one value back to the host. Synchronizes the stream: only the check
 // policy and error reporting do this.
 template <class T>

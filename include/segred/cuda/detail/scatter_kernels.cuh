@@ -45,7 +45,6 @@ namespace detail {
 constexpr std::int64_t scatter_run = 64;         // rows per thread, wide rows
 constexpr std::int64_t warp_rounds = 32;         // 32-row rounds per warp, width 1
 constexpr std::int64_t warp_rows = 32 * warp_rounds;
-constexpr std::size_t shared_accumulator_bytes = 48 * 1024;  // the most without an opt-in attribute
 
 template <class R> struct is_atomic_reducer : std::false_type {};
 template <> struct is_atomic_reducer<segred::sum> : std::true_type {};
@@ -318,7 +317,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
 // hardware's fast one; the totals go to the global counts once.
 // OneColumn: F == 1.
 template <bool Sums, class T, class A, bool OneColumn, class SegOf>
-SEGRED_KERNEL void __launch_bounds__(block_threads)
+SEGRED_KERNEL void __launch_bounds__(private_block_threads_max)
     scatter_shared_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t M, std::int64_t F, A* acc,
                           count_sink counts) {
     extern __shared__ unsigned long long shared_words[];
@@ -353,24 +352,15 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
 }
 
 // Shared bytes of scatter_shared_kernel's accumulators, or 0 when they do not
-// fit (or n is too large for 32-bit block counts): then the global kernel runs.
+// fit in `limit` (or n is too large for 32-bit block counts): then the global
+// kernel runs.
 template <class A>
-std::size_t scatter_shared_bytes(std::int64_t n, std::int64_t M, std::int64_t F, bool sums, bool counted) {
+std::size_t scatter_shared_bytes(std::int64_t n, std::int64_t M, std::int64_t F, bool sums, bool counted,
+                                 std::size_t limit) {
     const std::size_t bytes = static_cast<std::size_t>(sums ? M * F : 0) * sizeof(A) +
                               static_cast<std::size_t>(counted ? M : 0) * sizeof(unsigned int);
-    if (bytes == 0 || bytes > shared_accumulator_bytes || n >= (std::int64_t(1) << 32)) return 0;
+    if (bytes == 0 || bytes > limit || n >= (std::int64_t(1) << 32)) return 0;
     return bytes;
-}
-
-// Blocks for the shared kernel: as many as are resident at once, no more.
-// Each block zeroes and flushes its M accumulators, so extra blocks beyond
-// one full wave only add flushes.
-template <class Kernel>
-unsigned resident_grid(Kernel kernel, std::size_t shared_bytes, std::int64_t work) {
-    const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
-    int per_sm = 0;
-    SEGRED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, shared_bytes));
-    return std::min(grid_for(work), static_cast<unsigned>(std::max(per_sm, 1) * sms));
 }
 
 template <class R, class T, class A>
