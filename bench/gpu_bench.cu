@@ -284,6 +284,8 @@ inline std::vector<case_spec> all_cases() {
     // (128 KiB of shared keys ran at 0.55x).
     add(O::sum, F::ids, D::zipf, 16 * K);
     for (O op : {O::mean, O::max, O::argmax}) add(op, F::ids, D::uniform, 16 * K);
+    for (std::int64_t M : {std::int64_t(1024), 2 * K})  // 64 and 128 KiB of sums
+        add(O::sum, F::ids, D::uniform, M, value_kind::f32, index_kind::i32, 16);
 
     // Representative points for the cross-sections: short and long segments,
     // few and many unsorted ids.

@@ -113,11 +113,13 @@ TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
 
 // Block-private accumulators past the 48 KiB a block gets without opting in
 // (blocks of 1024 threads): 20000 segments of one column (80 KiB of 4-byte
-// sums or counts, 160 KiB of 8-byte sums), 4000 of wider rows (64 KiB to
-// 192 KiB of 4-byte sums at widths 4 to 12; widths 33 and 64, and the
-// largest 8-byte sums, take the global kernels).
+// sums or counts, 160 KiB of 8-byte sums; 8-byte sums with counts, 240 KiB,
+// take the global kernel). Wider rows stay within 48 KiB: 700 segments keep
+// widths 4 to 12 in shared memory (11 KiB to 34 KiB of 4-byte sums; 8-byte
+// sums of 12 columns, 66 KiB, go global) and send widths 33 and 64 to the
+// global kernels.
 TYPED_TEST(CudaUnsortedReduce, LargeSharedAccumulators) {
-    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, 20000, 3000, 4000);
+    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, 20000, 3000, 700);
 }
 
 } // namespace

@@ -118,9 +118,10 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
         constexpr bool one = decltype(one_column)::value;
         const auto shared_kernel = scatter_shared_kernel<sums, T, A, one, SegOf>;
         const std::size_t shared_bytes =
-            scatter_shared_bytes<A>(values.n, M, F, sums, count_words, private_shared_limit(shared_kernel));
+            scatter_shared_bytes<A>(values.n, M, F, sums, count_words, private_shared_limit(shared_kernel, one));
         if (shared_bytes > 0) {
-            const private_launch grid = plan_private_launch(shared_kernel, shared_bytes, scatter_work(values.n, F));
+            const private_launch grid =
+                plan_private_launch(shared_kernel, shared_bytes, scatter_work(values.n, F), shared_scatter_threads(one));
             shared_kernel<<<grid.blocks, grid.threads, shared_bytes, p.stream>>>(values, seg_of, M, F, acc_ptr,
                                                                                  count_to);
         } else if (one || !(sums && scatter_in_columns4(p, values, seg_of, F, acc_ptr, count_to))) {

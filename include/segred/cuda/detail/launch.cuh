@@ -48,20 +48,24 @@ inline unsigned grid_for(std::int64_t work, int threads = block_threads) {
 // counts). Within the 48 KiB any block gets without opting in, blocks of
 // block_threads, several an SM, each with its own copy (fewer threads on
 // each hot address). Beyond, up to what the device lets one block opt into
-// (227 KiB on sm_90), blocks of private_block_threads_max threads: one or two
-// copies an SM, each with enough warps to keep loads in flight (H200, 2^26
-// uniform ids into 32768 float sums: 842 GB/s with 512 threads a block,
-// 1602 with 1024; global atomics 533).
+// (227 KiB on sm_90), blocks of up to private_block_threads_max threads: one
+// or two copies an SM, each with enough warps to keep loads in flight (H200,
+// 2^26 uniform ids into 32768 float sums, a plain loop: 842 GB/s with 512
+// threads a block, 1602 with 1024; global atomics 533).
 constexpr std::size_t default_shared_bytes = 48 * 1024;
 constexpr int private_block_threads_max = 1024;
 
-// The most dynamic shared memory a block of `kernel` can opt into.
+// The most dynamic shared memory a block of `kernel` can take: what the
+// device lets it opt into (opt_in), else the default 48 KiB; less its static
+// shared memory either way.
 template <class Kernel>
-std::size_t private_shared_limit(Kernel kernel) {
+std::size_t private_shared_limit(Kernel kernel, bool opt_in) {
     cudaFuncAttributes attrs{};
     SEGRED_CUDA_CHECK(cudaFuncGetAttributes(&attrs, kernel));
-    const auto optin = static_cast<std::size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin));
-    return optin > attrs.sharedSizeBytes ? optin - attrs.sharedSizeBytes : 0;
+    const std::size_t total =
+        opt_in ? static_cast<std::size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin))
+               : default_shared_bytes;
+    return total > attrs.sharedSizeBytes ? total - attrs.sharedSizeBytes : 0;
 }
 
 struct private_launch {
@@ -70,17 +74,20 @@ struct private_launch {
 };
 
 // Block size and grid for `kernel` with `bytes` of private accumulators a
-// block (at most private_shared_limit(kernel)), opting in where needed. The
-// grid is as many blocks as are resident at once, no more: each block zeroes
-// and flushes its accumulators, so blocks beyond one full wave only add
-// flushes.
+// block (at most private_shared_limit(kernel, true)), opting in where
+// needed; large_threads: the block size past the default limit, at most the
+// kernel's launch bounds. The opt-in is always to the kernel's whole limit,
+// never less, so launches from other host threads that need more are not
+// cut short. The grid is as many blocks as are resident at once, no more:
+// each block zeroes and flushes its accumulators, so blocks beyond one full
+// wave only add flushes.
 template <class Kernel>
-private_launch plan_private_launch(Kernel kernel, std::size_t bytes, std::int64_t work) {
-    const bool large = bytes > default_shared_bytes;
-    const int threads = large ? private_block_threads_max : block_threads;
+private_launch plan_private_launch(Kernel kernel, std::size_t bytes, std::int64_t work, int large_threads) {
+    const bool large = bytes > private_shared_limit(kernel, false);
+    const int threads = large ? large_threads : block_threads;
     if (large)
-        SEGRED_CUDA_CHECK(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+        SEGRED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(private_shared_limit(kernel, true))));
     const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
     int per_sm = 0;
     SEGRED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));

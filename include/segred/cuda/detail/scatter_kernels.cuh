@@ -230,6 +230,9 @@ __device__ void scatter_warp_rows(const rows_view<const T>& values, SegOf seg_of
                     k = -1;  // the run logic skips it like a dropped row
                 }
             }
+            // A round of hot (or skipped) rows only: nothing for the run
+            // logic, whose open run simply goes on into the next round.
+            if (!__any_sync(0xffffffffu, k >= 0)) continue;
         }
         const std::int64_t before = __shfl_up_sync(0xffffffffu, k, 1);
         const bool head = lane == 0 || k != before;
@@ -311,13 +314,23 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
                                          });
 }
 
+// Threads a block of scatter_shared_kernel: the one-column loop takes 1024
+// past 48 KiB of accumulators. The wide loop stays within 48 KiB and 256
+// threads: its loads ahead need more registers than 1024 threads leave
+// (capped at 64, it ran at 0.90x with M = 64 and 16 columns), and past 48 KiB
+// the global kernel's vector atomics beat it (H200, 16 columns: 0.85x at
+// 64 KiB of sums, 0.34x at 128 KiB).
+constexpr int shared_scatter_threads(bool one_column) {
+    return one_column ? private_block_threads_max : block_threads;
+}
+
 // Block-private accumulators in shared memory: [M * F] A, then, when counts
 // are wanted, [M] 32-bit counts (a block never sees 2^32 rows: the caller
 // takes this kernel only for n < 2^32). A 32-bit shared atomic is the
 // hardware's fast one; the totals go to the global counts once.
 // OneColumn: F == 1.
 template <bool Sums, class T, class A, bool OneColumn, class SegOf>
-SEGRED_KERNEL void __launch_bounds__(private_block_threads_max)
+SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn))
     scatter_shared_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t M, std::int64_t F, A* acc,
                           count_sink counts) {
     extern __shared__ unsigned long long shared_words[];
@@ -330,13 +343,27 @@ SEGRED_KERNEL void __launch_bounds__(private_block_threads_max)
     if constexpr (OneColumn) {
         // One column: a shared-memory atomic per row. Merging runs of equal
         // ids first (as the global path does) costs more than it saves when
-        // the atomics are this cheap.
+        // the atomics are this cheap. Each thread loads `ahead` rows (one
+        // grid stride apart, so each load stays coalesced) before adding
+        // them: large accumulators leave one or two blocks an SM, too few
+        // warps to hide a load each.
+        constexpr int ahead = 4;
         const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-        for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < values.n; i += stride) {
-            const std::int64_t k = seg_of(i);
-            if (k < 0) continue;
-            if (Sums) atomic_add(sacc + k, segred::detail::convert<A>(values.data[i]));
-            if (counts) atomicAdd(scnt + k, 1u);
+        for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < values.n; i += ahead * stride) {
+            std::int64_t k[ahead];
+            A x[ahead];
+#pragma unroll
+            for (int j = 0; j < ahead; ++j) {
+                const std::int64_t row = i + j * stride;
+                k[j] = row < values.n ? seg_of(row) : -1;
+                if (Sums && k[j] >= 0) x[j] = segred::detail::convert<A>(values.data[row]);
+            }
+#pragma unroll
+            for (int j = 0; j < ahead; ++j) {
+                if (k[j] < 0) continue;
+                if (Sums) atomic_add(sacc + k[j], x[j]);
+                if (counts) atomicAdd(scnt + k[j], 1u);
+            }
         }
     } else {
         scatter_all<Sums, T, A, false>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {
