@@ -30,7 +30,7 @@ void route_through(const host_policy& p, layout& L, const I* idx, std::int64_t r
     };
     if (!drop || first_bad(p, last - first, [&](std::int64_t i) { return bad(first + i); }) < 0) {
         if (L.perm != nullptr) {  // the counting sort's own permutation: compose in place
-            std::int64_t* perm = L.own_perm.data();
+            std::int64_t* perm = L.own_perm.get();
             parallel_chunks(p, last - first, std::int64_t(1) << 16, [&](std::int64_t lo, std::int64_t hi) {
                 for (std::int64_t k = first + lo; k < first + hi; ++k)
                     perm[k] = static_cast<std::int64_t>(idx[perm[k]]);
@@ -38,8 +38,8 @@ void route_through(const host_policy& p, layout& L, const I* idx, std::int64_t r
         } else if constexpr (std::is_same<I, std::int64_t>::value) {
             L.perm = idx;  // position k is row idx[k]: the caller's array serves as is
         } else {
-            L.own_perm.resize(static_cast<std::size_t>(last));
-            std::int64_t* perm = L.own_perm.data();
+            L.own_perm = make_big_array<std::int64_t>(last);
+            std::int64_t* perm = L.own_perm.get();
             parallel_chunks(p, last - first, std::int64_t(1) << 16, [&](std::int64_t lo, std::int64_t hi) {
                 for (std::int64_t k = first + lo; k < first + hi; ++k) perm[k] = static_cast<std::int64_t>(idx[k]);
             });
@@ -48,7 +48,8 @@ void route_through(const host_policy& p, layout& L, const I* idx, std::int64_t r
         return;
     }
     // Compaction: count each segment's good positions, then copy them in order.
-    std::vector<std::int64_t> starts(static_cast<std::size_t>(L.M + 1), 0);
+    big_array<std::int64_t> starts = make_big_array<std::int64_t>(L.M + 1);
+    starts[0] = 0;
     parallel_chunks(p, L.M, segments_per_chunk, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t s = lo; s < hi; ++s) {
             std::int64_t c = 0;
@@ -56,8 +57,8 @@ void route_through(const host_policy& p, layout& L, const I* idx, std::int64_t r
             starts[static_cast<std::size_t>(s + 1)] = c;
         }
     });
-    for (std::size_t s = 1; s < starts.size(); ++s) starts[s] += starts[s - 1];
-    std::vector<std::int64_t> perm(static_cast<std::size_t>(starts.back()));
+    for (std::int64_t s = 1; s <= L.M; ++s) starts[static_cast<std::size_t>(s)] += starts[static_cast<std::size_t>(s - 1)];
+    big_array<std::int64_t> perm = make_big_array<std::int64_t>(starts[static_cast<std::size_t>(L.M)]);
     parallel_chunks(p, L.M, segments_per_chunk, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t s = lo; s < hi; ++s) {
             std::int64_t out = starts[static_cast<std::size_t>(s)];
@@ -68,8 +69,8 @@ void route_through(const host_policy& p, layout& L, const I* idx, std::int64_t r
     L.fixed_size = -1;
     L.own_starts = std::move(starts);
     L.own_perm = std::move(perm);
-    L.starts = L.own_starts.data();
-    L.perm = L.own_perm.data();
+    L.starts = L.own_starts.get();
+    L.perm = L.own_perm.get();
 }
 
 } // namespace host_detail

@@ -18,6 +18,7 @@
 #include "../../core/checks.hpp"
 #include "../../core/descriptors.hpp"
 #include "../../core/options.hpp"
+#include "big_buffer.hpp"
 #include "parallel.hpp"
 
 namespace segred {
@@ -28,8 +29,8 @@ struct layout {
     std::int64_t fixed_size = -1;         // >= 0: segment s is [s*size, (s+1)*size)
     const std::int64_t* starts = nullptr; // else: segment s is [starts[s], starts[s+1])
     const std::int64_t* perm = nullptr;   // nullptr: position k is row k
-    std::vector<std::int64_t> own_starts; // storage when starts are not the caller's
-    std::vector<std::int64_t> own_perm;
+    big_array<std::int64_t> own_starts;   // storage when starts are not the caller's
+    big_array<std::int64_t> own_perm;
 
     std::int64_t begin(std::int64_t s) const { return fixed_size >= 0 ? s * fixed_size : starts[s]; }
     std::int64_t end(std::int64_t s) const { return begin(s + 1); }
@@ -59,8 +60,8 @@ layout build(const host_policy& p, const char* fn, const offsets_desc<I>& d, std
         L.starts = reinterpret_cast<const std::int64_t*>(d.ptr);
         return L;
     }
-    L.own_starts.resize(static_cast<std::size_t>(d.M + 1));
-    std::int64_t* st = L.own_starts.data();
+    L.own_starts = make_big_array<std::int64_t>(d.M + 1);
+    std::int64_t* st = L.own_starts.get();
     if (b != bounds_policy::drop) {  // a plain widening copy
         parallel_chunks(p, d.M + 1, std::int64_t(1) << 16, [&](std::int64_t lo, std::int64_t hi) {
             for (std::int64_t s = lo; s < hi; ++s) st[s] = static_cast<std::int64_t>(d.ptr[s]);
@@ -84,8 +85,8 @@ layout build(const host_policy& p, const char* fn, const lengths_desc<I>& d, std
     }
     layout L;
     L.M = d.M;
-    L.own_starts.resize(static_cast<std::size_t>(d.M + 1));
-    std::int64_t* st = L.own_starts.data();
+    L.own_starts = make_big_array<std::int64_t>(d.M + 1);
+    std::int64_t* st = L.own_starts.get();
     std::int64_t run = 0;
     if (b == bounds_policy::drop) {  // lengths clamped at 0 and the sum at n: a serial scan
         for (std::int64_t s = 0; s < d.M; ++s) {
@@ -138,16 +139,16 @@ layout counting_sort(const host_policy& p, std::int64_t n, std::int64_t M, IdOf&
     const std::int64_t budget = std::max<std::int64_t>(n, std::int64_t(1) << 20);
     const std::int64_t blocks =
         std::max<std::int64_t>(1, std::min<std::int64_t>({thread_count(p), budget / std::max<std::int64_t>(M, 1), n}));
-    std::vector<std::int64_t> hist(static_cast<std::size_t>(blocks * M), 0);
+    const big_array<std::int64_t> hist = make_zeroed_big_array<std::int64_t>(blocks * M);
     auto block_lo = [&](std::int64_t b) { return n / blocks * b + std::min(b, n % blocks); };
     parallel_blocks(p, blocks, [&](std::int64_t b) {
-        std::int64_t* h = hist.data() + b * M;
+        std::int64_t* h = hist.get() + b * M;
         for (std::int64_t i = block_lo(b), hi = block_lo(b + 1); i < hi; ++i) {
             const std::int64_t k = id_of(i);
             if (k >= 0) ++h[k];
         }
     });
-    L.own_starts.resize(static_cast<std::size_t>(M + 1));
+    L.own_starts = make_big_array<std::int64_t>(M + 1);
     std::int64_t run = 0;
     for (std::int64_t k = 0; k < M; ++k) {
         L.own_starts[static_cast<std::size_t>(k)] = run;
@@ -159,16 +160,16 @@ layout counting_sort(const host_policy& p, std::int64_t n, std::int64_t M, IdOf&
         }
     }
     L.own_starts[static_cast<std::size_t>(M)] = run;
-    L.own_perm.resize(static_cast<std::size_t>(run));
+    L.own_perm = make_big_array<std::int64_t>(run);
     parallel_blocks(p, blocks, [&](std::int64_t b) {
-        std::int64_t* h = hist.data() + b * M;
+        std::int64_t* h = hist.get() + b * M;
         for (std::int64_t i = block_lo(b), hi = block_lo(b + 1); i < hi; ++i) {
             const std::int64_t k = id_of(i);
             if (k >= 0) L.own_perm[static_cast<std::size_t>(h[k]++)] = i;
         }
     });
-    L.starts = L.own_starts.data();
-    L.perm = L.own_perm.data();
+    L.starts = L.own_starts.get();
+    L.perm = L.own_perm.get();
     return L;
 }
 
@@ -241,8 +242,8 @@ layout build(const host_policy& p, const char* fn, const sorted_ids_desc<I>& d, 
     // id changes fills the starts of the ids it steps over.
     layout L;
     L.M = M;
-    L.own_starts.resize(static_cast<std::size_t>(M + 1));
-    std::int64_t* st = L.own_starts.data();
+    L.own_starts = make_big_array<std::int64_t>(M + 1);
+    std::int64_t* st = L.own_starts.get();
     parallel_chunks(p, n + 1, std::int64_t(1) << 16, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t i = lo; i < hi; ++i) {
             const std::int64_t prev = i == 0 ? -1 : static_cast<std::int64_t>(ids[i - 1]);

@@ -49,18 +49,18 @@ inline void prefetch_write(const void* p) {
 // What a scatter records per segment besides its states: the exact row count
 // when counts() was asked for, else only whether any row came.
 struct row_counts {
-    std::vector<std::int64_t> c;
-    explicit row_counts(std::int64_t m) : c(static_cast<std::size_t>(m), 0) {}
+    big_array<std::int64_t> c;
+    explicit row_counts(std::int64_t m) : c(make_zeroed_big_array<std::int64_t>(m)) {}
     void add(std::int64_t k, std::int64_t rows) { c[static_cast<std::size_t>(k)] += rows; }
     std::int64_t rows(std::int64_t k) const { return c[static_cast<std::size_t>(k)]; }
-    void prefetch(std::int64_t k) const { prefetch_write(c.data() + k); }
+    void prefetch(std::int64_t k) const { prefetch_write(c.get() + k); }
 };
 struct row_seen {
-    std::vector<unsigned char> seen;  // bytes, not bits: marking one is a plain store, no read-modify-write
-    explicit row_seen(std::int64_t m) : seen(static_cast<std::size_t>(m), 0) {}
+    big_array<unsigned char> seen;  // bytes, not bits: marking one is a plain store, no read-modify-write
+    explicit row_seen(std::int64_t m) : seen(make_zeroed_big_array<unsigned char>(m)) {}
     void add(std::int64_t k, std::int64_t) { seen[static_cast<std::size_t>(k)] = 1; }
     std::int64_t rows(std::int64_t k) const { return seen[static_cast<std::size_t>(k)]; }
-    void prefetch(std::int64_t k) const { prefetch_write(seen.data() + k); }
+    void prefetch(std::int64_t k) const { prefetch_write(seen.get() + k); }
 };
 
 // Nothing at all, when an empty segment's output is what its initial state
@@ -141,7 +141,7 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
         }
     }
     part_start[static_cast<std::size_t>(parts)] = run;
-    std::unique_ptr<entry[]> entries(new entry[static_cast<std::size_t>(run > 0 ? run : 1)]);
+    const big_array<entry> entries = make_big_array<entry>(run);
     parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
         std::int64_t* next = slot.data() + b * parts;
         for (std::int64_t i = b * block_rows, hi = std::min(n, (b + 1) * block_rows); i < hi; ++i) {

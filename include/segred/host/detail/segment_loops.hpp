@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "big_buffer.hpp"
 #include "layout.hpp"
 #include "parallel.hpp"
 #include "write_segment.hpp"
@@ -38,13 +39,14 @@ std::int64_t segment_grain(const Segments& L) {
 }
 
 // States are held in plain arrays (state_array), not std::vector<State>:
-// any/all have State = bool, and std::vector<bool> has no data().
+// any/all have State = bool, and std::vector<bool> has no data(). Large
+// ones take huge pages (big_buffer.hpp).
 template <class State>
-using state_array = std::unique_ptr<State[]>;
+using state_array = big_array<State>;
 
 template <class State>
 state_array<State> make_states(std::int64_t count) {
-    return state_array<State>(new State[static_cast<std::size_t>(count > 0 ? count : 0)]);
+    return make_big_array<State>(count);
 }
 
 // The caller's offsets as segments, read in place (layout's interface: M,
