@@ -283,6 +283,9 @@ inline std::vector<case_spec> all_cases() {
     // 128 KiB of sums and counts); max and argmax there keep global keys
     // (128 KiB of shared keys ran at 0.55x).
     add(O::sum, F::ids, D::zipf, 16 * K);
+    // Past it: the first 57856 ids in shared memory, the rest global.
+    add(O::sum, F::ids, D::uniform, 100000);
+    for (std::int64_t M : {64 * K, 128 * K}) add(O::sum, F::ids, D::zipf, M);
     for (O op : {O::mean, O::max, O::argmax}) add(op, F::ids, D::uniform, 16 * K);
     for (std::int64_t M : {std::int64_t(1024), 2 * K})  // 64 and 128 KiB of sums
         add(O::sum, F::ids, D::uniform, M, value_kind::f32, index_kind::i32, 16);

@@ -65,7 +65,7 @@ segtest::seg_input<I> skewed_ids(segref::rng& g, i64 n, i64 M, bool corrupt) {
 // their allocations; ids uniform with 30% on one hot id, runs of 1 to 20
 // equal ids, and skewed ids, each with 1% out of range under drop. Sum
 // straight into the out, sum accumulated with counts (into separate sums),
-// mean, and count.
+// mean, and count. wide_n = 0: width 1 only.
 template <class T, class I>
 void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M) {
     using segref::op;
@@ -74,6 +74,7 @@ void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M) {
     for (i64 width : {1, 4, 8, 12, 64, 33, 6})
         for (bool shifted : {false, true})
             for (int shape = 0; shape < 3; ++shape) {
+                if (width != 1 && wide_n == 0) continue;
                 const i64 rows = width == 1 ? n : wide_n, segs = width == 1 ? M : wide_M;
                 SCOPED_TRACE("width " + std::to_string(width) + ", M = " + std::to_string(segs) +
                              (shifted ? ", unaligned" : "") +
@@ -101,14 +102,24 @@ void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M) {
 }
 
 // The global atomic kernels: sums and counts beyond the shared memory any
-// block can opt into (227 KiB on sm_90; 100000 segments of one column,
-// 20000 of wider rows). One column: each warp combines the lanes of a round
-// that hold the same id and carries two groups into the next round. Wider
-// rows: four float columns a vector atomic where the width is a multiple of
-// four and both the values and the sums are 16-byte aligned, else a column
-// at a time.
+// block can opt into (227 KiB on sm_90; 300000 segments of one column, more
+// than twice what fits, and 20000 of wider rows). One column: each warp
+// combines the lanes of a round that hold the same id and carries two groups
+// into the next round. Wider rows: four float columns a vector atomic where
+// the width is a multiple of four and both the values and the sums are
+// 16-byte aligned, else a column at a time.
 TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
-    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, 100000, 3000, 20000);
+    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, 300000, 3000, 20000);
+}
+
+// One column whose accumulators fit in shared memory for at least half of
+// the ids but not all: the first ids add in shared memory, the others in
+// global memory row by row. 40000 segments split 8-byte sums and 4-byte sums
+// with counts (28928 held), and 100000 split 4-byte sums and counts (57856
+// held); the others take one of the paths above.
+TYPED_TEST(CudaUnsortedReduce, SplitSharedAccumulators) {
+    for (i64 M : {40000, 100000})
+        atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, M, 0, 0);
 }
 
 // Block-private accumulators past the 48 KiB a block gets without opting in

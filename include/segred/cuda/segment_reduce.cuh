@@ -117,13 +117,21 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
     auto launch = [&](auto one_column) {
         constexpr bool one = decltype(one_column)::value;
         const auto shared_kernel = scatter_shared_kernel<sums, T, A, one, SegOf>;
-        const std::size_t shared_bytes =
-            scatter_shared_bytes<A>(values.n, M, F, sums, count_words, private_shared_limit(shared_kernel, one));
-        if (shared_bytes > 0) {
+        const auto split_kernel = scatter_shared_kernel<sums, T, A, true, SegOf, true>;  // one column only
+        const std::size_t limit = one ? std::min(private_shared_limit(shared_kernel, true),
+                                                 private_shared_limit(split_kernel, true))
+                                      : private_shared_limit(shared_kernel, false);
+        const shared_share share = scatter_shared_ids<A>(values.n, M, F, sums, count_words, limit);
+        auto launch_shared = [&](auto kernel) {
             const private_launch grid =
-                plan_private_launch(shared_kernel, shared_bytes, scatter_work(values.n, F), shared_scatter_threads(one));
-            shared_kernel<<<grid.blocks, grid.threads, shared_bytes, p.stream>>>(values, seg_of, M, F, acc_ptr,
-                                                                                 count_to);
+                plan_private_launch(kernel, share.bytes, scatter_work(values.n, F), shared_scatter_threads(one));
+            kernel<<<grid.blocks, grid.threads, share.bytes, p.stream>>>(values, seg_of, share.held, F, acc_ptr,
+                                                                         count_to);
+        };
+        if (share.held == M) {
+            launch_shared(shared_kernel);
+        } else if (share.held > 0) {
+            launch_shared(split_kernel);  // share.held < M only with one column
         } else if (one || !(sums && scatter_in_columns4(p, values, seg_of, F, acc_ptr, count_to))) {
             scatter_global_kernel<sums, T, A, one><<<grid_for(scatter_work(values.n, F)), block_threads, 0,
                                                      p.stream>>>(values, seg_of, F, acc_ptr, count_to);
