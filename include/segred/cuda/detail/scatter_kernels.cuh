@@ -12,11 +12,12 @@
 // over columns, coalesced) and adds each run of equal ids once; into global
 // memory, four float columns a thread and one 16-byte vector atomic a run
 // where the width and alignment allow (vector_atomic.cuh). When the
-// accumulators fit in shared memory, each block accumulates privately there
-// (one shared atomic per row for one column) and adds its totals to global
-// memory once. Atomic float addition makes the
-// last bits order-dependent: the `deterministic` option takes the sorted path
-// instead.
+// accumulators fit in shared memory (wide rows: 48 KiB; one column: what a
+// block can opt into, 227 KiB on sm_90, or at least half of the ids, the
+// others then added to global memory row by row), each block accumulates
+// privately there (one shared atomic per row for one column) and adds its
+// totals to global memory once. Atomic float addition makes the last bits
+// order-dependent: the `deterministic` option takes the sorted path instead.
 //
 // When an empty segment's output is 0 anyway (sum into its own accumulator
 // type, or count into int64, with a zero fill and no counts out), the adds go
@@ -324,13 +325,13 @@ constexpr int shared_scatter_threads(bool one_column) {
     return one_column ? private_block_threads_max : block_threads;
 }
 
-// Block-private accumulators in shared memory for the first `held` ids
-// (all M unless Split, which only one column takes; a kernel of its own, as
-// its global adds cost the others 11-14% through their registers):
-// [held * F] A, then, when counts are wanted, [held] 32-bit counts (a block never sees 2^32 rows: the caller
-// takes this kernel only for n < 2^32). A 32-bit shared atomic is the
-// hardware's fast one; the totals go to the global counts once.
-// OneColumn: F == 1.
+// Block-private accumulators in shared memory for the first `held` ids (all
+// M unless Split, which only one column takes: a kernel of its own, as its
+// global adds cost the others 11-14% through their registers): [held * F]
+// A, then, when counts are wanted, [held] 32-bit counts (a block never sees
+// 2^32 rows: the caller takes this kernel only for n < 2^32). A 32-bit
+// shared atomic is the hardware's fast one; the totals go to the global
+// counts once. OneColumn: F == 1.
 template <bool Sums, class T, class A, bool OneColumn, class SegOf, bool Split = false>
 SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn))
     scatter_shared_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t held, std::int64_t F, A* acc,
