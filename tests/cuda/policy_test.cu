@@ -128,6 +128,56 @@ TEST_F(CudaPolicy, DeterministicSmallM) {
     for (i64 M : {64, 65}) deterministic_small_m_case<double, std::int64_t>(g, M);
 }
 
+// Host threads calling the deterministic small-M path at once, with M whose
+// private totals need different amounts of shared memory (90 and 50 KiB
+// past the default 48, and 30 within it): no launch may fail because another
+// thread changed the kernel's shared-memory limit between its own setting
+// and launch, and each thread's sums stay exact (small integers).
+TEST_F(CudaPolicy, DeterministicSmallMFromHostThreadsAtOnce) {
+    SEGRED_SEEDED_RNG(g);
+    const i64 n = 50000;
+    const std::vector<i64> sizes{90, 50, 30};
+    std::vector<std::vector<std::int32_t>> ids;
+    std::vector<std::vector<float>> expected;
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& x : v) x = static_cast<float>(segref::uniform_int(g, -3, 3));
+    for (i64 M : sizes) {
+        ids.push_back(segref::random_ids<std::int32_t>(g, n, 0, M - 1));
+        segref::params p;
+        p.o = segref::op::sum;
+        const segref::result r = segref::reduce<float>(v.data(), 1, segref::from_ids(ids.back().data(), M, n, false), p);
+        expected.emplace_back(r.out.begin(), r.out.end());
+    }
+    auto d_v = mem.to_device(v);
+    std::vector<std::string> failures(sizes.size());
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < sizes.size(); ++t) {
+        threads.emplace_back([&, t] {
+            const i64 M = sizes[t];
+            cudaStream_t stream;
+            if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+                failures[t] = "no stream";
+                return;
+            }
+            try {
+                auto d_ids = mem.to_device(ids[t]);
+                auto d_o = mem.to_device(std::vector<float>(static_cast<std::size_t>(M)));
+                for (int round = 0; round < 200; ++round)
+                    segred::segment_reduce(segred::cuda::par.on(stream), segred::rows(d_v.data(), n),
+                                           segred::ids(d_ids.data(), M), segred::rows(d_o.data(), M), segred::sum{},
+                                           segred::options{}.deterministic().bounds(segred::bounds_policy::unchecked));
+                if (cudaStreamSynchronize(stream) != cudaSuccess) failures[t] = "stream failed";
+                else if (mem.to_host(d_o) != expected[t]) failures[t] = "wrong sums";
+            } catch (const std::exception& e) {
+                failures[t] = e.what();
+            }
+            cudaStreamDestroy(stream);
+        });
+    }
+    for (auto& th : threads) th.join();
+    for (std::size_t t = 0; t < sizes.size(); ++t) EXPECT_EQ(failures[t], "") << "M = " << sizes[t];
+}
+
 // Every bad input throws segred::error naming argument, position and value,
 // and leaves out (and counts) exactly as they were, also with accumulate.
 TEST_F(CudaPolicy, BadInputThrowsAndWritesNothing) {

@@ -68,6 +68,17 @@ std::size_t private_shared_limit(Kernel kernel, bool opt_in) {
     return total > attrs.sharedSizeBytes ? total - attrs.sharedSizeBytes : 0;
 }
 
+// Let `kernel` take up to private_shared_limit(kernel, true) bytes of
+// dynamic shared memory. Always that whole limit, never one call's own size:
+// a host thread that lowered the attribute to its size could make another
+// thread's larger launch of the same kernel fail between its own set and
+// launch. Set on every call that needs it: a device reset forgets it.
+template <class Kernel>
+void opt_in_whole_shared_limit(Kernel kernel) {
+    SEGRED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(private_shared_limit(kernel, true))));
+}
+
 struct private_launch {
     unsigned blocks;
     int threads;
@@ -75,19 +86,15 @@ struct private_launch {
 
 // Block size and grid for `kernel` with `bytes` of private accumulators a
 // block (at most private_shared_limit(kernel, true)), opting in where
-// needed; large_threads: the block size past the default limit, at most the
-// kernel's launch bounds. The opt-in is always to the kernel's whole limit,
-// never less, so launches from other host threads that need more are not
-// cut short. The grid is as many blocks as are resident at once, no more:
-// each block zeroes and flushes its accumulators, so blocks beyond one full
-// wave only add flushes.
+// needed (opt_in_whole_shared_limit); large_threads: the block size past the
+// default limit, at most the kernel's launch bounds. The grid is as many
+// blocks as are resident at once, no more: each block zeroes and flushes its
+// accumulators, so blocks beyond one full wave only add flushes.
 template <class Kernel>
 private_launch plan_private_launch(Kernel kernel, std::size_t bytes, std::int64_t work, int large_threads) {
     const bool large = bytes > private_shared_limit(kernel, false);
     const int threads = large ? large_threads : block_threads;
-    if (large)
-        SEGRED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(private_shared_limit(kernel, true))));
+    if (large) opt_in_whole_shared_limit(kernel);
     const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
     int per_sm = 0;
     SEGRED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));
