@@ -43,9 +43,11 @@ TYPED_TEST(CudaUnsortedReduce, Subscripts) {
 }
 
 // Ids drawn as floor(M * u^6) for uniform u: about a fifth of the rows on id
-// 0 and a long tail (Zipf-like skew), 1% out of range when corrupt.
+// 0 and a long tail (Zipf-like skew), 1% out of range when corrupt; downward:
+// M - 1 minus that, the hot ids at the top (past those a split holds in
+// shared memory).
 template <class I>
-segtest::seg_input<I> skewed_ids(segref::rng& g, i64 n, i64 M, bool corrupt) {
+segtest::seg_input<I> skewed_ids(segref::rng& g, i64 n, i64 M, bool corrupt, bool downward = false) {
     segtest::seg_input<I> s;
     s.kind = form::ids;
     s.n = n;
@@ -53,6 +55,7 @@ segtest::seg_input<I> skewed_ids(segref::rng& g, i64 n, i64 M, bool corrupt) {
     for (i64 i = 0; i < n; ++i) {
         const double u = segref::uniform_real(g, 0, 1);
         i64 id = std::min<i64>(M - 1, static_cast<i64>(static_cast<double>(M) * std::pow(u, 6)));
+        if (downward) id = M - 1 - id;
         if (corrupt && segref::coin(g, 0.01)) id = segref::coin(g, 0.5) ? -1 : M;
         s.idx.push_back(static_cast<I>(id));
     }
@@ -63,7 +66,8 @@ segtest::seg_input<I> skewed_ids(segref::rng& g, i64 n, i64 M, bool corrupt) {
 // and 6 (a multiple of two only), with n rows and M segments for width 1 and
 // wide_n, wide_M for wider rows; values and out aligned and one element into
 // their allocations; ids uniform with 30% on one hot id, runs of 1 to 20
-// equal ids, and skewed ids, each with 1% out of range under drop. Sum
+// equal ids, and skewed ids (hot at 0, and hot at M - 1), each with 1% out
+// of range under drop. Sum
 // straight into the out, sum accumulated with counts (into separate sums),
 // mean, and count. wide_n = 0: width 1 only.
 template <class T, class I>
@@ -73,16 +77,18 @@ void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M) {
     const segtest::device_memory mem;
     for (i64 width : {1, 4, 8, 12, 64, 33, 6})
         for (bool shifted : {false, true})
-            for (int shape = 0; shape < 3; ++shape) {
+            for (int shape = 0; shape < 4; ++shape) {
                 if (width != 1 && wide_n == 0) continue;
                 const i64 rows = width == 1 ? n : wide_n, segs = width == 1 ? M : wide_M;
                 SCOPED_TRACE("width " + std::to_string(width) + ", M = " + std::to_string(segs) +
                              (shifted ? ", unaligned" : "") +
-                             (shape == 0 ? ", uniform ids, 30% on one" : shape == 1 ? ", runs of equal ids"
-                                                                                    : ", skewed ids"));
+                             (shape == 0   ? ", uniform ids, 30% on one"
+                              : shape == 1 ? ", runs of equal ids"
+                              : shape == 2 ? ", skewed ids"
+                                           : ", skewed ids, hot at M - 1"));
                 const segtest::seg_input<I> s = shape == 0   ? segtest::large_unsorted<I>(g, rows, segs, true)
                                                 : shape == 1 ? segtest::large_repeating<I>(g, rows, segs, true)
-                                                             : skewed_ids<I>(g, rows, segs, true);
+                                                             : skewed_ids<I>(g, rows, segs, true, shape == 3);
                 const std::vector<T> v = segref::random_values<T>(g, rows * width, segref::value_kind::general);
                 segtest::trial_config c;
                 c.width = c.out_width = width;
@@ -116,7 +122,9 @@ TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
 // the ids but not all: the first ids add in shared memory, the others in
 // global memory row by row. 40000 segments split 8-byte sums and 4-byte sums
 // with counts (28928 held), and 100000 split 4-byte sums and counts (57856
-// held); the others take one of the paths above.
+// held); the others take one of the paths above. Ids skewed towards M - 1
+// put the hot ones past the held ones, where each warp sums the ids its
+// first rounds repeat in registers.
 TYPED_TEST(CudaUnsortedReduce, SplitSharedAccumulators) {
     for (i64 M : {40000, 100000})
         atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, M, 0, 0);

@@ -14,7 +14,8 @@
 // where the width and alignment allow (vector_atomic.cuh). When the
 // accumulators fit in shared memory (wide rows: 48 KiB; one column: what a
 // block can opt into, 227 KiB on sm_90, or at least half of the ids, the
-// others then added to global memory row by row), each block accumulates
+// others then added to global memory row by row, or in registers for ids
+// a warp's first rows repeat), each block accumulates
 // privately there (one shared atomic per row for one column) and adds its
 // totals to global memory once. Atomic float addition makes the last bits
 // order-dependent: the `deterministic` option takes the sorted path instead.
@@ -182,17 +183,21 @@ struct add_sum_and_count {
 
 constexpr int hot_ids = 2;  // ids a warp keeps in registers
 
-// Up to hot_ids ids that hold two or more of this warp's 32 lanes (k: each
-// lane's id, -1 for none), widest group first; -1 where there are fewer.
-// One round is a small sample, so an id picked by chance is possible; it
-// costs only a compare a row and one add at the end.
-__device__ inline void pick_hot_ids(std::int64_t k, std::int64_t (&hot)[hot_ids]) {
+// Fills the empty slots of hot (-1) with ids that hold two or more of this
+// warp's 32 lanes (k: each lane's id, -1 for none) and are not in hot
+// already, widest group first; slots stay -1 where there are fewer. One
+// round is a small sample, so an id picked by chance is possible; it costs
+// only a compare a row and one add at the end. hot is the same in every lane.
+__device__ inline void add_hot_ids(std::int64_t k, std::int64_t (&hot)[hot_ids]) {
     constexpr unsigned all_lanes = 0xffffffffu;
     const int lane = threadIdx.x % 32;
+    for (int h = 0; h < hot_ids; ++h)
+        if (k == hot[h]) k = -1;
     const unsigned peers = __match_any_sync(all_lanes, static_cast<unsigned long long>(k));
     const bool leader = lane == __ffs(peers) - 1;
     int size = k >= 0 ? __popc(peers) : 0;
     for (int h = 0; h < hot_ids; ++h) {
+        if (hot[h] >= 0) continue;
         const int widest = static_cast<int>(__reduce_max_sync(all_lanes, static_cast<unsigned>(leader ? size : 0)));
         const unsigned widest_leaders = __ballot_sync(all_lanes, leader && size == widest);
         const int src = __ffs(widest_leaders) - 1;  // a leader exists: lane 0 leads its group
@@ -204,7 +209,7 @@ __device__ inline void pick_hot_ids(std::int64_t k, std::int64_t (&hot)[hot_ids]
 // Width 1: this warp's 1024 rows starting at row0, in 32 rounds of 32 rows.
 // Runs of equal neighbouring ids are merged across the warp and across
 // rounds before adding: add(id, sum, count) once per run. Hot ids, found in
-// the first round (pick_hot_ids), instead add into per-lane registers and
+// the first round (add_hot_ids), instead add into per-lane registers and
 // reach memory once at the end: a hot id's rows are spread among others, so
 // they form runs of one and each would be an atomic on the same address
 // (half of all rows on one id ran at 18 GB/s, 0.01 of a copy, before).
@@ -220,7 +225,10 @@ __device__ void scatter_warp_rows(const rows_view<const T>& values, SegOf seg_of
     for (std::int64_t round = 0; round < warp_rounds; ++round) {
         const std::int64_t i = row0 + round * 32 + lane;
         std::int64_t k = i < values.n ? seg_of(i) : -1;
-        if (round == 0) pick_hot_ids(k, hot);
+        if (round == 0) {
+            for (int h = 0; h < hot_ids; ++h) hot[h] = -1;
+            add_hot_ids(k, hot);
+        }
         pair mine{A(0), k >= 0 ? 1 : 0};
         if (Sums && k >= 0) mine.sum = segred::detail::convert<A>(values.data[i]);
         if (hot[0] >= 0) {  // the same in every lane; uniform ids over a large M rarely have one
@@ -352,25 +360,74 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn))
         // warps to hide a load each.
         constexpr int ahead = 4;
         const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-        for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < values.n; i += ahead * stride) {
-            std::int64_t k[ahead];
-            A x[ahead];
-#pragma unroll
-            for (int j = 0; j < ahead; ++j) {
-                const std::int64_t row = i + j * stride;
-                k[j] = row < values.n ? seg_of(row) : -1;
-                if (Sums && k[j] >= 0) x[j] = segred::detail::convert<A>(values.data[row]);
+        const std::int64_t first = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+        // Split: ids past the held ones that the warp's first rounds show
+        // more than once sum in per-lane registers, reaching memory once at
+        // the end, as the global kernel's hot ids do (Zipf ids into 65536
+        // sums, H200: 0.83x of all of them in global memory without this).
+        std::int64_t hot[hot_ids];
+        sum_and_count<A> hot_total[hot_ids];
+        for (int h = 0; h < hot_ids; ++h) {
+            hot[h] = -1;
+            hot_total[h] = {A(0), 0};
+        }
+        if constexpr (Split) {
+            for (int j = 0; j < ahead; ++j) {  // every lane: whole warps (blockDim is a multiple of 32)
+                const std::int64_t row = first + j * stride;
+                const std::int64_t k = row < values.n ? seg_of(row) : -1;
+                add_hot_ids(k >= held ? k : -1, hot);
             }
+        }
+        // The loop in two copies, without and with hot ids (the choice is
+        // the same in every lane): the hot ids' compares and registers cost
+        // uniform ids 5% when in the one loop.
+        auto rows = [&](auto with_hot) {
+            constexpr bool Hot = decltype(with_hot)::value;
+            for (std::int64_t i = first; i < values.n; i += ahead * stride) {
+                std::int64_t k[ahead];
+                A x[ahead];
 #pragma unroll
-            for (int j = 0; j < ahead; ++j) {
-                if (k[j] < 0) continue;
-                if (!Split || k[j] < held) {
-                    if (Sums) atomic_add(sacc + k[j], x[j]);
-                    if (counts) atomicAdd(scnt + k[j], 1u);
-                } else {  // past the ids held in shared memory
+                for (int j = 0; j < ahead; ++j) {
+                    const std::int64_t row = i + j * stride;
+                    k[j] = row < values.n ? seg_of(row) : -1;
+                    if (Sums && k[j] >= 0) x[j] = segred::detail::convert<A>(values.data[row]);
+                }
+#pragma unroll
+                for (int j = 0; j < ahead; ++j) {
+                    if (k[j] < 0) continue;
+                    if (!Split || k[j] < held) {
+                        if (Sums) atomic_add(sacc + k[j], x[j]);
+                        if (counts) atomicAdd(scnt + k[j], 1u);
+                        continue;
+                    }
+                    // Past the ids held in shared memory.
+                    if constexpr (Hot) {
+                        bool hot_id = false;
+                        for (int h = 0; h < hot_ids; ++h) {
+                            if (k[j] != hot[h]) continue;
+                            if (Sums) hot_total[h].sum += x[j];
+                            ++hot_total[h].count;
+                            hot_id = true;
+                        }
+                        if (hot_id) continue;
+                    }
                     if (Sums) atomic_add(acc + k[j], x[j]);
                     if (counts) counts.add(k[j], 1);
                 }
+            }
+        };
+        if (Split && hot[0] >= 0) rows(std::true_type{});
+        else rows(std::false_type{});
+        for (int h = 0; h < hot_ids; ++h) {
+            if (hot[h] < 0) continue;  // the same in every lane
+            sum_and_count<A> total = hot_total[h];
+            for (int off = 16; off >= 1; off /= 2) {
+                if (Sums) total.sum += __shfl_xor_sync(0xffffffffu, total.sum, off);
+                total.count += __shfl_xor_sync(0xffffffffu, total.count, off);
+            }
+            if (threadIdx.x % 32 == 0) {
+                if (Sums) atomic_add(acc + hot[h], total.sum);
+                if (counts) counts.add(hot[h], static_cast<unsigned long long>(total.count));
             }
         }
     } else {
@@ -407,6 +464,14 @@ shared_share scatter_shared_ids(std::int64_t n, std::int64_t M, std::int64_t F, 
     const std::int64_t fit = static_cast<std::int64_t>(limit / per_id);
     const std::int64_t held = fit >= M ? M : (F == 1 && 2 * fit >= M ? fit : 0);
     return {held, static_cast<std::size_t>(held) * per_id};
+}
+
+// Whether a sum needs no per-segment counts: an empty segment's total is 0,
+// which is also its output (zero fill, no counts(), no accumulate).
+template <class R>
+bool sum_needs_no_counts(const options& opts) {
+    return std::is_same<R, segred::sum>::value && !opts.counts_out && !opts.accumulate_into &&
+           segred::detail::zero_fill(opts);
 }
 
 template <class R, class T, class A>
