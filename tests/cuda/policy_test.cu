@@ -63,19 +63,18 @@ TEST_F(CudaPolicy, RunToRunDeterminism) {
     expect_same_bits_3x(run(segred::ids(d_ids.data(), M), segred::var{}, {}), "unsorted var (always sorted path)");
 }
 
-// The deterministic sum and mean over few segments (private totals per
-// thread, combined in a fixed order): several fold blocks and a partial one,
-// a hot id, ids 0 and M - 1, an empty segment, M at and just past the private
-// totals' limit (96 float or 64 double segments; 97 takes the sort path),
-// int32 and int64 ids. Values are small integers, so every sum is exact and
-// equals the double reference; the same bits come back on every run.
+// A deterministic sum and mean of one column over n rows of unsorted ids: a
+// hot id (a third of the rows, or all of them with all_equal), ids 0 and
+// M - 1, an empty segment; sum into zeros, sum accumulated onto values with
+// counts, mean with a fill. Values are small integers, so every sum is exact
+// and equals the double reference whatever the order; the same bits come
+// back on a second run.
 template <class T, class I>
-void deterministic_small_m_case(segref::rng& g, i64 M) {
-    SCOPED_TRACE("M = " + std::to_string(M) + (sizeof(T) == 8 ? ", double" : ", float") +
-                 (sizeof(I) == 8 ? ", int64 ids" : ", int32 ids"));
-    const i64 n = 3 * 32768 + 12345;
+void deterministic_sum_case(segref::rng& g, i64 M, i64 n = 3 * 32768 + 12345, bool all_equal = false) {
+    SCOPED_TRACE("M = " + std::to_string(M) + ", n = " + std::to_string(n) + (sizeof(T) == 8 ? ", double" : ", float") +
+                 (sizeof(I) == 8 ? ", int64 ids" : ", int32 ids") + (all_equal ? ", all ids equal" : ""));
     std::vector<I> ids = segref::random_ids<I>(g, n, 0, M - 1);
-    for (i64 i = 0; i < n; i += 3) ids[static_cast<std::size_t>(i)] = static_cast<I>(M - 1);  // hot id
+    for (i64 i = 0; i < n; i += all_equal ? 1 : 3) ids[static_cast<std::size_t>(i)] = static_cast<I>(M - 1);  // hot id
     if (M > 2)
         for (auto& k : ids)
             if (k == I(1)) k = I(0);  // segment 1 stays empty
@@ -121,11 +120,33 @@ void deterministic_small_m_case(segref::rng& g, i64 M) {
     EXPECT_TRUE(segtest::same_bits(mean, run(segred::mean{}, segred::options{}.fill(-7), zeros), "mean, second run"));
 }
 
+// Few segments (private totals per thread, combined in a fixed order):
+// several fold blocks and a partial one, M at and just past the private
+// totals' limit (96 float or 64 double segments; past it the sorted tiles).
 TEST_F(CudaPolicy, DeterministicSmallM) {
     SEGRED_SEEDED_RNG(g);
-    for (i64 M : {1, 2, 64, 96, 97}) deterministic_small_m_case<float, std::int32_t>(g, M);
-    deterministic_small_m_case<float, std::int64_t>(g, 33);
-    for (i64 M : {64, 65}) deterministic_small_m_case<double, std::int64_t>(g, M);
+    for (i64 M : {1, 2, 64, 96, 97}) deterministic_sum_case<float, std::int32_t>(g, M);
+    deterministic_sum_case<float, std::int64_t>(g, 33);
+    for (i64 M : {64, 65}) deterministic_sum_case<double, std::int64_t>(g, M);
+}
+
+// Segments whose totals fit in a block's shared memory (tiles sorted by id
+// there, the blocks' totals combined in a fixed order): one partial tile,
+// several tiles a block and a partial last one (2^21 + 12345 rows), 2^16
+// rows; M from just past the few-segment path, 4096 (keys of 13 bits: M
+// itself marks the rows past n), to 40000 (160 KiB of float sums; with
+// counts, as the accumulated sum and the mean need, they take the
+// device-wide sort), and 60000 float sums past what fits; double sums at
+// 13000 (104 KiB, 156 with counts) and 50000 (past); all ids equal.
+TEST_F(CudaPolicy, DeterministicSortedTiles) {
+    SEGRED_SEEDED_RNG(g);
+    const i64 big = (i64(1) << 21) + 12345;
+    deterministic_sum_case<float, std::int32_t>(g, 1000, 3000);
+    for (i64 M : {97, 4096, 40000, 60000}) deterministic_sum_case<float, std::int32_t>(g, M, big);
+    deterministic_sum_case<float, std::int64_t>(g, 16384, big);
+    deterministic_sum_case<float, std::int32_t>(g, 20000, big, true);
+    for (i64 M : {65, 13000, 50000}) deterministic_sum_case<double, std::int64_t>(g, M, i64(1) << 16);
+    deterministic_sum_case<double, std::int32_t>(g, 300, big, true);
 }
 
 // Host threads calling the deterministic small-M path at once, with M whose

@@ -25,6 +25,7 @@
 #include "detail/scatter_kernels.cuh"
 #include "detail/small_m_reduce.cuh"
 #include "detail/sort_reduce.cuh"
+#include "detail/tile_sort_reduce.cuh"
 #include "detail/tile_reduce.cuh"
 #include "detail/validate.cuh"
 #include "policy.cuh"
@@ -52,14 +53,6 @@ bool scatters_into_out(const rows_view<O>& out, std::int64_t n, bool narrow, con
                segred::detail::zero_fill(opts);
     if (!(sum_into_total || (count_into_int64 && out.width == 1))) return false;
     return opts.accumulate_into || segred::detail::zero_fill(opts);
-}
-
-// Whether a sum needs no per-segment counts: an empty segment's total is 0,
-// which is also its output (zero fill, no counts(), no accumulate).
-template <class R>
-bool sum_needs_no_counts(const options& opts) {
-    return std::is_same<R, segred::sum>::value && !opts.counts_out && !opts.accumulate_into &&
-           segred::detail::zero_fill(opts);
 }
 
 // Float sums into F columns whose rows take four columns a vector atomic
@@ -185,15 +178,28 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
     if constexpr (Seg::kind == segment_kind::ids && detail::is_atomic_reducer<R>::value) {
         // Deterministic sums of one column: into few segments, private
         // totals per thread combined in a fixed order (small_m_reduce.cuh);
-        // else values sorted by id, then the tile reduction
-        // (sort_reduce.cuh). Under drop, rows of bad ids must go nowhere, so
+        // into segments whose totals fit in a block's shared memory, tiles
+        // sorted by id in shared memory (tile_sort_reduce.cuh); else values
+        // sorted by id, then the tile reduction (sort_reduce.cuh). Under drop, rows of bad ids must go nowhere, so
         // the (id, row) sort below handles them.
         if (one_column && seg.M > 0 && opts.bounds_mode != bounds_policy::drop) {
             if (opts.bounds_mode == bounds_policy::check) detail::check_ids(p, fn, "ids", seg.ptr, values.n, seg.M);
-            if (detail::small_m_applies<T, R>(seg.M))
+            using I = typename Seg::index_type;
+            // Only floating-point sums come here (integer ones are exact on
+            // the atomic path): the sorted-tile kernels are built for no other.
+            constexpr bool float_sums = !std::is_same<R, segred::count>::value &&
+                                        std::is_floating_point<segred::detail::accum_t<T>>::value;
+            if (detail::small_m_applies<T, R>(seg.M)) {
                 detail::small_m_then_finish(p, values, seg.ptr, seg.M, out, r, opts);
-            else
-                detail::sort_then_reduce(p, values, seg.ptr, seg.M, out, r, opts);
+                return;
+            }
+            if constexpr (float_sums) {
+                if (detail::tile_sort_applies<T, I, R>(seg.M, opts)) {
+                    detail::tile_sort_then_finish(p, values, seg.ptr, seg.M, out, r, opts);
+                    return;
+                }
+            }
+            detail::sort_then_reduce(p, values, seg.ptr, seg.M, out, r, opts);
             return;
         }
     }
