@@ -20,7 +20,6 @@
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_scan.cuh>
 
-#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
