@@ -180,8 +180,9 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         // totals per thread combined in a fixed order (small_m_reduce.cuh);
         // into segments whose totals fit in a block's shared memory, tiles
         // sorted by id in shared memory (tile_sort_reduce.cuh); else values
-        // sorted by id, then the tile reduction (sort_reduce.cuh). Under drop, rows of bad ids must go nowhere, so
-        // the (id, row) sort below handles them.
+        // sorted by id, then the tile reduction (sort_reduce.cuh). Under
+        // drop, rows of bad ids must go nowhere, so the (id, row) sort below
+        // handles them.
         if (one_column && seg.M > 0 && opts.bounds_mode != bounds_policy::drop) {
             if (opts.bounds_mode == bounds_policy::check) detail::check_ids(p, fn, "ids", seg.ptr, values.n, seg.M);
             using I = typename Seg::index_type;
