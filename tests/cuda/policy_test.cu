@@ -63,28 +63,22 @@ TEST_F(CudaPolicy, RunToRunDeterminism) {
     expect_same_bits_3x(run(segred::ids(d_ids.data(), M), segred::var{}, {}), "unsorted var (always sorted path)");
 }
 
-// A deterministic sum and mean of one column over n rows of unsorted ids: a
-// hot id (a third of the rows, or all of them with all_equal), ids 0 and
-// M - 1, an empty segment; sum into zeros, sum accumulated onto values with
-// counts, mean with a fill. Values are small integers, so every sum is exact
-// and equals the double reference whatever the order; the same bits come
-// back on a second run.
+// A deterministic sum and mean of one column over the unsorted ids: sum
+// into zeros, sum accumulated onto values with counts, mean with a fill.
+// Values are small integers, so every sum is exact and equals the double
+// reference whatever the order; the same bits come back on a second run.
+// Then values with fractions: near the reference, and the same bits again
+// (a race between two adds to one total would change them).
 template <class T, class I>
-void deterministic_sum_case(segref::rng& g, i64 M, i64 n = 3 * 32768 + 12345, bool all_equal = false) {
-    SCOPED_TRACE("M = " + std::to_string(M) + ", n = " + std::to_string(n) + (sizeof(T) == 8 ? ", double" : ", float") +
-                 (sizeof(I) == 8 ? ", int64 ids" : ", int32 ids") + (all_equal ? ", all ids equal" : ""));
-    std::vector<I> ids = segref::random_ids<I>(g, n, 0, M - 1);
-    for (i64 i = 0; i < n; i += all_equal ? 1 : 3) ids[static_cast<std::size_t>(i)] = static_cast<I>(M - 1);  // hot id
-    if (M > 2)
-        for (auto& k : ids)
-            if (k == I(1)) k = I(0);  // segment 1 stays empty
+void check_deterministic_sums(segref::rng& g, const std::vector<I>& ids, i64 M) {
+    const i64 n = static_cast<i64>(ids.size());
     std::vector<T> v(static_cast<std::size_t>(n));
     for (T& x : v) x = static_cast<T>(segref::uniform_int(g, -2, 2));
     const segref::row_lists segs = segref::from_ids(ids.data(), M, n, false);
     auto d_v = mem.to_device(v);
     auto d_ids = mem.to_device(ids);
     const auto desc = segred::ids(static_cast<const I*>(d_ids.data()), M);
-    const auto in = segred::rows(static_cast<const T*>(d_v.data()), n);
+    auto in = segred::rows(static_cast<const T*>(d_v.data()), n);
     auto run = [&](auto reducer, segred::options opts, const std::vector<T>& start) {
         auto d_o = mem.to_device(start);
         segred::segment_reduce(segred::cuda::par, in, desc, segred::rows(d_o.data(), M), reducer,
@@ -118,6 +112,39 @@ void deterministic_sum_case(segref::rng& g, i64 M, i64 n = 3 * 32768 + 12345, bo
     const std::vector<T> mean = run(segred::mean{}, segred::options{}.fill(-7), zeros);
     EXPECT_TRUE(segtest::near_all(mean, rmean.out, &tol, sizeof(T) == 8 ? 1e-15 : 1e-6, "mean"));
     EXPECT_TRUE(segtest::same_bits(mean, run(segred::mean{}, segred::options{}.fill(-7), zeros), "mean, second run"));
+    // Values in (-10, 10): rounding now depends on the order of the adds.
+    for (T& x : v) x = static_cast<T>(segref::uniform_real(g, -10.0, 10.0));
+    auto d_fractions = mem.to_device(v);
+    in = segred::rows(static_cast<const T*>(d_fractions.data()), n);
+    p = segref::params{};
+    p.o = segref::op::sum;
+    const segref::result rsum = segref::reduce<T>(v.data(), 1, segs, p);
+    std::vector<double> scale(static_cast<std::size_t>(M), 0.0);
+    for (i64 i = 0; i < n; ++i) scale[static_cast<std::size_t>(ids[static_cast<std::size_t>(i)])] += 10.0;
+    for (double& x : scale) x += 1e-30;
+    const std::vector<T> fsum = run(segred::sum{}, {}, zeros);
+    EXPECT_TRUE(segtest::near_all(fsum, rsum.out, &scale, sizeof(T) == 8 ? 1e-14 : 1e-5, "sum of fractions"));
+    EXPECT_TRUE(segtest::same_bits(fsum, run(segred::sum{}, {}, zeros), "sum of fractions, second run"));
+    auto d_cnt2 = mem.to_device(std::vector<std::int64_t>(static_cast<std::size_t>(M), 0));
+    const std::vector<T> facc = run(segred::sum{}, segred::options{}.accumulate().counts(d_cnt2.data()), zeros);
+    EXPECT_TRUE(segtest::near_all(facc, rsum.out, &scale, sizeof(T) == 8 ? 1e-14 : 1e-5, "counted sum of fractions"));
+    EXPECT_TRUE(segtest::same_bits(facc, run(segred::sum{}, segred::options{}.accumulate().counts(d_cnt2.data()), zeros),
+                                   "counted sum of fractions, second run"));
+}
+
+// n rows of ids uniform over [0, M) but for a hot id (a third of the rows, or
+// all of them with all_equal: the sorted tiles take them), ids 0 and M - 1,
+// and an empty segment 1.
+template <class T, class I>
+void deterministic_sum_case(segref::rng& g, i64 M, i64 n = 3 * 32768 + 12345, bool all_equal = false) {
+    SCOPED_TRACE("M = " + std::to_string(M) + ", n = " + std::to_string(n) + (sizeof(T) == 8 ? ", double" : ", float") +
+                 (sizeof(I) == 8 ? ", int64 ids" : ", int32 ids") + (all_equal ? ", all ids equal" : ""));
+    std::vector<I> ids = segref::random_ids<I>(g, n, 0, M - 1);
+    for (i64 i = 0; i < n; i += all_equal ? 1 : 3) ids[static_cast<std::size_t>(i)] = static_cast<I>(M - 1);  // hot id
+    if (M > 2)
+        for (auto& k : ids)
+            if (k == I(1)) k = I(0);  // segment 1 stays empty
+    check_deterministic_sums<T>(g, ids, M);
 }
 
 // Few segments (private totals per thread, combined in a fixed order):
@@ -147,6 +174,47 @@ TEST_F(CudaPolicy, DeterministicSortedTiles) {
     deterministic_sum_case<float, std::int32_t>(g, 20000, big, true);
     for (i64 M : {65, 13000, 50000}) deterministic_sum_case<double, std::int64_t>(g, M, i64(1) << 16);
     deterministic_sum_case<double, std::int32_t>(g, 300, big, true);
+}
+
+// Segments whose totals and owners fit in a block's shared memory, ids
+// spread thin (tiles added in rounds of claimed ids; what the rounds leave
+// goes to the sorted tiles): 2^21 + 12345 rows (515 tiles of 4096, three a
+// block, the last one partial) of uniform ids, ids 0 and M - 1 at both ends
+// and segment 1 empty, with three tiles (none of those sampled for skew)
+// that the rounds cannot finish: one id on 20 rows of tile 5 (past the
+// eight rounds: its first eight rows are claimed, the sorted tiles add the
+// rest), one on 400 rows of tile 6 (the rounds stall on it after two or
+// three), and one id on every row of tile 7 (skewed from the first round:
+// sorted whole). M at the path's floor (8192), 16384 with int64 ids, 28000
+// (the sum alone fits; with counts, the device-wide sort), and double sums
+// at 12000.
+template <class T, class I>
+void claimed_tiles_case(segref::rng& g, i64 M) {
+    SCOPED_TRACE("claimed tiles, M = " + std::to_string(M) + (sizeof(T) == 8 ? ", double" : ", float") +
+                 (sizeof(I) == 8 ? ", int64 ids" : ", int32 ids"));
+    const i64 n = (i64(1) << 21) + 12345, tile = 4096;
+    std::vector<I> ids = segref::random_ids<I>(g, n, 0, M - 1);
+    for (auto& k : ids)
+        if (k == I(1)) k = I(0);
+    ids.front() = I(M - 1);
+    ids.back() = I(0);
+    ids[1] = I(0);
+    ids[static_cast<std::size_t>(n - 2)] = I(M - 1);
+    auto spread = [&](i64 t, i64 rows, I id) {  // rows evenly over tile t
+        for (i64 j = 0; j < rows; ++j) ids[static_cast<std::size_t>(t * tile + j * (tile / rows))] = id;
+    };
+    spread(5, 20, I(17));
+    spread(6, 400, I(18));
+    spread(7, tile, I(M - 1));
+    check_deterministic_sums<T>(g, ids, M);
+}
+
+TEST_F(CudaPolicy, DeterministicClaimedTiles) {
+    SEGRED_SEEDED_RNG(g);
+    claimed_tiles_case<float, std::int32_t>(g, 8192);
+    claimed_tiles_case<float, std::int64_t>(g, 16384);
+    claimed_tiles_case<float, std::int32_t>(g, 28000);
+    claimed_tiles_case<double, std::int32_t>(g, 12000);
 }
 
 // Host threads calling the deterministic small-M path at once, with M whose

@@ -25,6 +25,7 @@
 #include "detail/scatter_kernels.cuh"
 #include "detail/small_m_reduce.cuh"
 #include "detail/sort_reduce.cuh"
+#include "detail/tile_claim_reduce.cuh"
 #include "detail/tile_sort_reduce.cuh"
 #include "detail/tile_reduce.cuh"
 #include "detail/validate.cuh"
@@ -179,6 +180,8 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         // Deterministic sums of one column: into few segments, private
         // totals per thread combined in a fixed order (small_m_reduce.cuh);
         // into segments whose totals fit in a block's shared memory, tiles
+        // added in rounds of claimed ids (tile_claim_reduce.cuh) where rows
+        // rarely share an id within a tile and the owners fit too, else tiles
         // sorted by id in shared memory (tile_sort_reduce.cuh); else values
         // sorted by id, then the tile reduction (sort_reduce.cuh). Under
         // drop, rows of bad ids must go nowhere, so the (id, row) sort below
@@ -195,6 +198,10 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
                 return;
             }
             if constexpr (float_sums) {
+                if (detail::tile_claim_applies<T, I, R>(seg.M, values.n, opts)) {
+                    detail::tile_claim_then_finish(p, values, seg.ptr, seg.M, out, r, opts);
+                    return;
+                }
                 if (detail::tile_sort_applies<T, I, R>(seg.M, opts)) {
                     detail::tile_sort_then_finish(p, values, seg.ptr, seg.M, out, r, opts);
                     return;

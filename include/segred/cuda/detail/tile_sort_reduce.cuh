@@ -69,10 +69,19 @@ inline namespace SEGRED_ABI_NS {
 // Block b folds tiles [b * tiles_per_block, (b + 1) * tiles_per_block) into
 // part_sum / part_count [b * M + s]. ids are in [0, M) (checked or
 // promised); end_bit: key bits that hold every id and M.
+//
+// claimed (null: every row of every tile) says, per tile, what
+// tile_claim_reduce.cuh left to this kernel: 0, nothing; 1 + c, the rows
+// past each id's first c in the sort's order (the rows the claim's rounds
+// did not add). Then used[b] says, on entry, whether the claim's block b
+// left totals in row b (the same tiles as this block b), which this block's
+// are added to, in that order; on exit, whether row b holds totals. A block
+// with no rows to add leaves both as they are.
 template <class T, class A, class I, bool Counted>
 SEGRED_KERNEL void __launch_bounds__(tile_sort_threads, 2)
     tile_sort_fold_kernel(const T* values, const I* ids, std::int64_t n, int M, int end_bit,
-                          std::int64_t tiles_per_block, A* part_sum, unsigned* part_count) {
+                          std::int64_t tiles_per_block, const unsigned char* claimed, A* part_sum,
+                          unsigned* part_count, unsigned char* used) {
     using key = unsigned short;
     using block_sort = cub::BlockRadixSort<key, tile_sort_threads, tile_sort_items, A, tile_sort_radix_bits>;
     using block_scan = cub::BlockScan<open_run<A>, tile_sort_threads>;
@@ -97,7 +106,11 @@ SEGRED_KERNEL void __launch_bounds__(tile_sort_threads, 2)
         sums[k] += sum;
         if (Counted) counts[k] += rows;
     };
+    bool any = false;
     for (std::int64_t tile = first; tile < last; ++tile) {
+        if (claimed && claimed[tile] == 0) continue;
+        const unsigned skip = claimed ? claimed[tile] - 1u : 0u;  // rows of each id already added
+        any = true;
         // Striped loads (coalesced): thread t's item j is row t + j * threads
         // of the tile. The sort is stable in this fixed order of items, not
         // in row order: the same on every run, which is all that is needed.
@@ -117,11 +130,35 @@ SEGRED_KERNEL void __launch_bounds__(tile_sort_threads, 2)
         __syncthreads();
         const bool head0 = t == 0 || k[0] != last_key[t - 1];
         open_run<A> mine{A(0), 0, false};
+        unsigned take = ~0u;  // bit j: item j's row is added here
+        if (skip > 0) {
+            // An item's place in its run (the sort is stable, so the claim's
+            // order): a scan of the runs' rows alone. The first `skip` of
+            // each run add nothing: no value, no row.
+#pragma unroll
+            for (int j = 0; j < tile_sort_items; ++j) {
+                if (j == 0 ? head0 : k[j] != k[j - 1]) mine = {A(0), 0, true};
+                ++mine.rows;
+            }
+            open_run<A> rows_before;
+            block_scan(temp.scan).ExclusiveScan(mine, rows_before, join_open_runs{});
+            unsigned place = head0 ? 0u : rows_before.rows;
+#pragma unroll
+            for (int j = 0; j < tile_sort_items; ++j) {
+                if (j > 0 && k[j] != k[j - 1]) place = 0;
+                if (place++ < skip) {
+                    take &= ~(1u << j);
+                    v[j] = A(0);
+                }
+            }
+            mine = {A(0), 0, false};
+            __syncthreads();  // temp.scan again
+        }
 #pragma unroll
         for (int j = 0; j < tile_sort_items; ++j) {
             if (j == 0 ? head0 : k[j] != k[j - 1]) mine = {A(0), 0, true};
             mine.sum += v[j];
-            ++mine.rows;
+            mine.rows += take >> j & 1u;
         }
         open_run<A> before;
         block_scan(temp.scan).ExclusiveScan(mine, before, join_open_runs{});
@@ -136,29 +173,37 @@ SEGRED_KERNEL void __launch_bounds__(tile_sort_threads, 2)
                 rows = 0;
             }
             sum += v[j];
-            ++rows;
+            rows += take >> j & 1u;
         }
         if (t == tile_sort_threads - 1 || first_key[t + 1] != k[tile_sort_items - 1])
             add_run(k[tile_sort_items - 1], sum, rows);
     }
-    __syncthreads();
+    if (claimed && !any) return;  // block-uniform
+    const bool add = claimed && used[blockIdx.x];
+    __syncthreads();  // every thread has read used[b]
+    A* row_sum = part_sum + std::int64_t(blockIdx.x) * M;
+    unsigned* row_count = Counted ? part_count + std::int64_t(blockIdx.x) * M : nullptr;
     for (int s = t; s < M; s += tile_sort_threads) {
-        part_sum[std::int64_t(blockIdx.x) * M + s] = sums[s];
-        if (Counted) part_count[std::int64_t(blockIdx.x) * M + s] = counts[s];
+        row_sum[s] = add ? row_sum[s] + sums[s] : sums[s];
+        if (Counted) row_count[s] = add ? row_count[s] + counts[s] : counts[s];
     }
+    if (claimed && t == 0) used[blockIdx.x] = 1;
 }
 
 // Segment s's total over the fold blocks, added in block order (thread s
 // alone: the order is fixed, and neighbouring threads read neighbouring
-// segments, so each block's partials are read coalesced).
+// segments, so each block's partials are read coalesced). used (null: all)
+// says which blocks wrote totals.
 template <class A, bool Counted>
 SEGRED_KERNEL void tile_sort_combine_kernel(const A* part_sum, const unsigned* part_count, std::int64_t blocks,
-                                            std::int64_t M, A* acc, unsigned long long* counts) {
+                                            const unsigned char* used, std::int64_t M, A* acc,
+                                            unsigned long long* counts) {
     const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
     for (std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < M; s += stride) {
         A a = A(0);
         unsigned long long c = 0;
         for (std::int64_t b = 0; b < blocks; ++b) {
+            if (used && !used[b]) continue;
             a += part_sum[b * M + s];
             if (Counted) c += part_count[b * M + s];
         }
@@ -190,41 +235,72 @@ bool tile_sort_applies(std::int64_t M, const options& opts) {
     return tile_sort_shared<A>(M, counted) <= limit;
 }
 
+// A fixed run of tiles for each of at most tile_sort_max_blocks blocks: a
+// function of n (and the tile) only, so the blocks' totals, and the order in
+// which they are combined, are the same on every run and device.
+struct fixed_tile_grid {
+    std::int64_t tiles_per_block;
+    std::int64_t blocks;
+};
+
+inline fixed_tile_grid plan_fixed_tiles(std::int64_t n, std::int64_t tile_rows) {
+    const std::int64_t tiles = (n + tile_rows - 1) / tile_rows;
+    const std::int64_t tiles_per_block = (tiles + tile_sort_max_blocks - 1) / tile_sort_max_blocks;
+    return {tiles_per_block, (tiles + tiles_per_block - 1) / tiles_per_block};
+}
+
+// The blocks' totals part_sum / part_count [blocks][M] (part_count null when
+// not counted; used, null when all blocks wrote theirs) added per segment in
+// block order, then the outputs written.
+template <class T, class A, class O, class R>
+void combine_blocks_then_finish(const par_t& p, const A* part_sum, const unsigned* part_count, std::int64_t blocks,
+                                const unsigned char* used, std::int64_t M, rows_view<O> out, const R& r,
+                                const options& opts) {
+    temp_buffer<A> acc(p, M);
+    temp_buffer<unsigned long long> counts(p, part_count ? M : 0);
+    if (part_count)
+        tile_sort_combine_kernel<A, true><<<grid_for(M), block_threads, 0, p.stream>>>(
+            part_sum, part_count, blocks, used, M, acc.get(), counts.get());
+    else
+        tile_sort_combine_kernel<A, false><<<grid_for(M), block_threads, 0, p.stream>>>(
+            part_sum, nullptr, blocks, used, M, acc.get(), nullptr);
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    finish_scatter_kernel<T><<<grid_for(M), block_threads, 0, p.stream>>>(acc.get(), counts.get(), M, out, r, opts);
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+}
+
+// The fold kernel over grid's tiles (claimed, used: see the kernel).
+template <class I, class T, class A>
+void sort_tiles(const par_t& p, rows_view<const T> values, const I* ids, std::int64_t M, fixed_tile_grid grid,
+                bool counted, const unsigned char* claimed, A* part_sum, unsigned* part_count, unsigned char* used) {
+    int end_bit = 1;
+    while ((std::int64_t(1) << end_bit) <= M) ++end_bit;  // keys lie in [0, M]
+    const std::size_t shared = tile_sort_shared<A>(M, counted);
+    auto fold = [&](auto kernel) {
+        if (shared > private_shared_limit(kernel, false)) opt_in_whole_shared_limit(kernel);
+        kernel<<<static_cast<unsigned>(grid.blocks), tile_sort_threads, shared, p.stream>>>(
+            values.data, ids, values.n, static_cast<int>(M), end_bit, grid.tiles_per_block, claimed, part_sum,
+            part_count, used);
+        SEGRED_CUDA_CHECK(cudaGetLastError());
+    };
+    if (counted)
+        fold(tile_sort_fold_kernel<T, A, I, true>);
+    else
+        fold(tile_sort_fold_kernel<T, A, I, false>);
+}
+
 // ids: n valid ids in [0, M), tile_sort_applies(M, opts), n > 0.
 template <class I, class T, class O, class R>
 void tile_sort_then_finish(const par_t& p, rows_view<const T> values, const I* ids, std::int64_t M,
                            rows_view<O> out, const R& r, const options& opts) {
     using A = segred::detail::accum_t<T>;
-    const std::int64_t n = values.n;
-    const std::int64_t tiles = (n + tile_sort_rows - 1) / tile_sort_rows;
-    const std::int64_t tiles_per_block = (tiles + tile_sort_max_blocks - 1) / tile_sort_max_blocks;
-    const std::int64_t blocks = (tiles + tiles_per_block - 1) / tiles_per_block;
-    int end_bit = 1;
-    while ((std::int64_t(1) << end_bit) <= M) ++end_bit;  // keys lie in [0, M]
+    const fixed_tile_grid grid = plan_fixed_tiles(values.n, tile_sort_rows);
     const bool counted = !sum_needs_no_counts<R>(opts);
-    temp_buffer<A> part_sum(p, blocks * M);
-    temp_buffer<unsigned> part_count(p, counted ? blocks * M : 0);
-    temp_buffer<A> acc(p, M);
-    temp_buffer<unsigned long long> counts(p, counted ? M : 0);
-    const std::size_t shared = tile_sort_shared<A>(M, counted);
-    auto fold = [&](auto kernel) {
-        if (shared > private_shared_limit(kernel, false)) opt_in_whole_shared_limit(kernel);
-        kernel<<<static_cast<unsigned>(blocks), tile_sort_threads, shared, p.stream>>>(
-            values.data, ids, n, static_cast<int>(M), end_bit, tiles_per_block, part_sum.get(), part_count.get());
-        SEGRED_CUDA_CHECK(cudaGetLastError());
-    };
-    if (counted) {
-        fold(tile_sort_fold_kernel<T, A, I, true>);
-        tile_sort_combine_kernel<A, true><<<grid_for(M), block_threads, 0, p.stream>>>(
-            part_sum.get(), part_count.get(), blocks, M, acc.get(), counts.get());
-    } else {
-        fold(tile_sort_fold_kernel<T, A, I, false>);
-        tile_sort_combine_kernel<A, false><<<grid_for(M), block_threads, 0, p.stream>>>(
-            part_sum.get(), nullptr, blocks, M, acc.get(), nullptr);
-    }
-    SEGRED_CUDA_CHECK(cudaGetLastError());
-    finish_scatter_kernel<T><<<grid_for(M), block_threads, 0, p.stream>>>(acc.get(), counts.get(), M, out, r, opts);
-    SEGRED_CUDA_CHECK(cudaGetLastError());
+    temp_buffer<A> part_sum(p, grid.blocks * M);
+    temp_buffer<unsigned> part_count(p, counted ? grid.blocks * M : 0);
+    sort_tiles(p, values, ids, M, grid, counted, nullptr, part_sum.get(), part_count.get(), nullptr);
+    combine_blocks_then_finish<T>(p, part_sum.get(), counted ? part_count.get() : nullptr, grid.blocks, nullptr, M,
+                                  out, r, opts);
 }
 
 } // namespace detail
