@@ -288,8 +288,10 @@ inline std::vector<case_spec> all_cases() {
     for (std::int64_t M : {64 * K, 128 * K}) add(O::sum, F::ids, D::zipf, M);
     for (O op : {O::mean, O::max, O::argmax}) add(op, F::ids, D::uniform, 16 * K);
     // The deterministic path's tiles sorted in shared memory (up to about
-    // 53000 fp32 sums a block), skewed and all equal.
-    for (std::int64_t M : {std::int64_t(1024), 4 * K, std::int64_t(50000)}) add(O::sum_det, F::ids, D::uniform, M);
+    // 53000 fp32 sums a block), skewed and all equal; from 8192 to about
+    // 28000 fp32 sums, tiles added in rounds of claimed ids.
+    for (std::int64_t M : {std::int64_t(1024), 4 * K, 8 * K, std::int64_t(24000), std::int64_t(50000)})
+        add(O::sum_det, F::ids, D::uniform, M);
     for (D d : {D::zipf, D::same}) add(O::sum_det, F::ids, d, 16 * K);
     for (std::int64_t M : {std::int64_t(1024), 2 * K})  // 64 and 128 KiB of sums
         add(O::sum, F::ids, D::uniform, M, value_kind::f32, index_kind::i32, 16);
