@@ -36,7 +36,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "../../core/numeric.hpp"
 #include "../../core/options.hpp"
