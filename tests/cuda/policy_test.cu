@@ -164,7 +164,9 @@ TEST_F(CudaPolicy, DeterministicSmallM) {
 // itself marks the rows past n), to 40000 (160 KiB of float sums; with
 // counts, as the accumulated sum and the mean need, they take the
 // device-wide sort), and 60000 float sums past what fits; double sums at
-// 13000 (104 KiB, 156 with counts) and 50000 (past); all ids equal.
+// 13000 (104 KiB, 156 with counts) and 50000 (past); all ids equal. From
+// 8192 segments up to what the claimed tiles hold (16384, 20000 and 13000
+// here), the hot id sends the claimed tiles' sample to the sorted tiles.
 TEST_F(CudaPolicy, DeterministicSortedTiles) {
     SEGRED_SEEDED_RNG(g);
     const i64 big = (i64(1) << 21) + 12345;
