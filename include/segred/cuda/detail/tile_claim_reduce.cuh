@@ -71,7 +71,7 @@ constexpr int tile_claim_stall_floor = 64;
 // is skewed and every tile goes to the sorted tiles unread.
 constexpr int tile_claim_sample_tiles = 32;
 // Bids hold the round in their upper 20 bits, so a block takes at most this
-// many tiles (past 8 * 10^9 rows the sorted tiles take them all).
+// many tiles (past about 10^11 rows the sorted tiles take them all).
 constexpr std::int64_t tile_claim_max_tiles_per_block =
     ((std::int64_t(1) << (32 - tile_claim_place_bits)) - 1) / tile_claim_rounds;
 // Below this many segments the sorted tiles are as fast (rows repeat their
