@@ -41,6 +41,18 @@ TYPED_TEST(ReduceLargeShapes, UnsortedIdsManySegments) {
         });
 }
 
+// 32 partitions of five fp32 columns (16384 ids each): the partition pass
+// writes its entries a cache line at a time (host/detail/line_streams.hpp;
+// one column at that scale is tested in line_streams_test.cpp).
+TYPED_TEST(ReduceLargeShapes, UnsortedIdsWidePartitionedByLines) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    segtest::large_every_state<form::ids, T, I>(
+        g, policies, segtest::host_memory{},
+        [&](bool corrupt) { return segtest::large_unsorted<I>(g, 100000, 520000, corrupt); }, 5);
+}
+
 // Ids that mostly repeat their predecessor: the owned-range loop folds runs
 // in a register (one owner when the output takes the sums directly).
 TYPED_TEST(ReduceLargeShapes, UnsortedIdsInRuns) {

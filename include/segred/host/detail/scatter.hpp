@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "line_streams.hpp"
 #include "parallel.hpp"
 #include "segment_loops.hpp"
 
@@ -79,7 +80,10 @@ struct no_tally {
 // partition; the blocks' slots are laid out in block order), carrying the
 // value (one column) or the row; then each partition folds its rows, in row
 // order, into a slice of states small enough to stay in cache. Each segment
-// thus sees exactly its rows in row order: the sequential result.
+// thus sees exactly its rows in row order: the sequential result. With 32
+// partitions or more the partition pass writes its entries a cache line at
+// a time (line_streams.hpp), unless entries do not tile a line (24 bytes:
+// the row and an 8-byte value) or there is no SSE2; then one by one.
 constexpr std::int64_t partition_bytes = std::int64_t(1) << 21;
 
 // An entry carries the row only where the fold needs it: for wide rows (it
@@ -97,27 +101,46 @@ struct partition_entry<T, false> {
     T value;
 };
 
+// How the rows are partitioned: ids per partition, a power of two (a shift,
+// not a division, per row) whose states take about a quarter of
+// partition_bytes; and whether the partition pass writes its streams a line
+// at a time (line_streams.hpp: entries that tile a cache line, and enough
+// partitions for that to pay).
+template <class F>
+struct partition_plan {
+    using State = typename F::state;
+    using T = typename F::value_type;
+    int shift = 6;
+    std::int64_t part_ids = 0, parts = 0;
+    bool with_row = false, by_lines = false;
+    partition_plan(std::int64_t M, std::int64_t width) : with_row(width != 1 || F::uses_row) {
+        while ((std::int64_t(2) << shift) * static_cast<std::int64_t>(sizeof(State)) * width <= partition_bytes / 4) ++shift;
+        part_ids = std::int64_t(1) << shift;
+        parts = (M + part_ids - 1) / part_ids;
+        by_lines = parts >= min_line_streams && (with_row ? line_streams<partition_entry<T, true>>::fits
+                                                           : line_streams<partition_entry<T, false>>::fits);
+    }
+};
+
 template <class Tally, class F, class IdOf, class Emit>
 void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width, const F& folder,
                          IdOf&& id_of, Emit&& emit, typename F::state* direct) {
-    if (width == 1 && !F::uses_row)
-        partitioned_scatter<Tally, false>(p, n, M, width, folder, id_of, emit, direct);
+    const partition_plan<F> plan(M, width);
+    if (plan.with_row)
+        partitioned_scatter<Tally, true>(p, n, M, width, plan, folder, id_of, emit, direct);
     else
-        partitioned_scatter<Tally, true>(p, n, M, width, folder, id_of, emit, direct);
+        partitioned_scatter<Tally, false>(p, n, M, width, plan, folder, id_of, emit, direct);
 }
 
 template <class Tally, bool WithRow, class F, class IdOf, class Emit>
-void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width, const F& folder,
-                         IdOf&& id_of, Emit&& emit, typename F::state* direct) {
+void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width,
+                         const partition_plan<F>& plan, const F& folder, IdOf&& id_of, Emit&& emit,
+                         typename F::state* direct) {
     using State = typename F::state;
     using T = typename F::value_type;
     using entry = partition_entry<T, WithRow>;
-    // Ids per partition: a power of two (a shift, not a division, per row)
-    // whose states take about a quarter of partition_bytes.
-    int shift = 6;
-    while ((std::int64_t(2) << shift) * static_cast<std::int64_t>(sizeof(State)) * width <= partition_bytes / 4) ++shift;
-    const std::int64_t part_ids = std::int64_t(1) << shift;
-    const std::int64_t parts = (M + part_ids - 1) / part_ids;
+    const int shift = plan.shift;
+    const std::int64_t part_ids = plan.part_ids, parts = plan.parts;
     constexpr std::int64_t block_rows = std::int64_t(1) << 16;
     const std::int64_t blocks = (n + block_rows - 1) / block_rows;
     // slot[b * parts + q]: where block b's rows of partition q go.
@@ -142,16 +165,38 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
     }
     part_start[static_cast<std::size_t>(parts)] = run;
     const big_array<entry> entries = make_big_array<entry>(run);
+    const bool by_lines = plan.by_lines && line_streams<entry>::aligned(entries.get());
     parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
         std::int64_t* next = slot.data() + b * parts;
-        for (std::int64_t i = b * block_rows, hi = std::min(n, (b + 1) * block_rows); i < hi; ++i) {
+        const std::int64_t lo = b * block_rows, hi = std::min(n, (b + 1) * block_rows);
+        // The row's entry; values through locals, which the stores of the
+        // loops below cannot be taken to change.
+        const T* const values = folder.values.data;
+        const std::int64_t stride = folder.values.width;
+        const bool one_column = width == 1;
+        auto entry_of = [=](std::int64_t i, std::int64_t k, std::int64_t q) {
+            entry e{};
+            if constexpr (WithRow) e.row = i;
+            e.local = static_cast<std::uint32_t>(k - (q << shift));
+            if (!WithRow || one_column) e.value = values[i * stride];
+            return e;
+        };
+        if (by_lines) {
+            line_streams<entry> out(entries.get(), next, parts);
+            for (std::int64_t i = lo; i < hi; ++i) {
+                const std::int64_t k = id_of(i);
+                if (k < 0) continue;
+                const std::int64_t q = k >> shift;
+                out.push(q, entry_of(i, k, q));
+            }
+            out.finish();
+            return;
+        }
+        for (std::int64_t i = lo; i < hi; ++i) {
             const std::int64_t k = id_of(i);
             if (k < 0) continue;
             const std::int64_t q = k >> shift;
-            entry& e = entries[static_cast<std::size_t>(next[q]++)];
-            if constexpr (WithRow) e.row = i;
-            e.local = static_cast<std::uint32_t>(k - q * part_ids);
-            if (width == 1) e.value = folder.values.data[i * folder.values.width];
+            entries[static_cast<std::size_t>(next[q]++)] = entry_of(i, k, q);
         }
     });
     const state_array<State> states = make_states<State>(direct ? 0 : M * width);
@@ -319,16 +364,22 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
         return;
     }
 
-    // Many segments whose states exceed the cache, on several threads:
-    // partition first, unless ids mostly repeat their predecessor (then the
-    // owned-range loop folds whole runs in a register and barely touches
-    // memory). One thread takes the owned-range loop, a plain scatter, which
-    // beats partitioning there (it moves each row once). Both shapes give
-    // each segment its rows in row order, so the choice -- unlike the choice
-    // of the block shape -- may depend on the thread count: not a bit changes.
+    // Many segments whose states exceed the cache: partition first, unless
+    // ids mostly repeat their predecessor (then the owned-range loop folds
+    // whole runs in a register and barely touches memory). One thread
+    // partitions only one column, and only where the partition pass writes
+    // by lines: with plain stores into its streams the pass and the fold
+    // cost more than the plain scatter's cache misses (on the 2-core VM,
+    // 2^24 rows into 2^20 or 2^21 float sums: 126 against 45 ms and 135-176
+    // against 96-158 ms; by lines into 2^22 or 2^24, 152-188 against 268-448
+    // ms and 160-195 against 278-508); and wide rows, read again in the
+    // fold, gained nothing measurable. Both shapes give each segment its
+    // rows in row order, so the choice -- unlike the choice of the block
+    // shape -- may depend on the thread count: not a bit changes.
     const std::int64_t threads = thread_count(p);
     const bool repeats = repeats_often(0, n);
-    if (threads > 1 && static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes && !repeats) {
+    if (static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes && !repeats &&
+        (threads > 1 || (width == 1 && partition_plan<F>(M, width).by_lines))) {
         partitioned_scatter<Tally>(p, n, M, width, folder, id_of, emit, direct);
         return;
     }
