@@ -79,6 +79,14 @@ void opt_in_whole_shared_limit(Kernel kernel) {
                                            static_cast<int>(private_shared_limit(kernel, true))));
 }
 
+// Before a launch of `kernel` with `shared` bytes of dynamic shared memory:
+// opt in (as above) when they pass what it gets without. The caller has
+// checked that they fit private_shared_limit(kernel, true).
+template <class Kernel>
+void allow_dynamic_shared(Kernel kernel, std::size_t shared) {
+    if (shared > private_shared_limit(kernel, false)) opt_in_whole_shared_limit(kernel);
+}
+
 struct private_launch {
     unsigned blocks;
     int threads;

@@ -170,7 +170,7 @@ void small_m_then_finish(const par_t& p, rows_view<const T> values, const I* ids
     temp_buffer<unsigned long long> counts(p, M);
     const std::size_t shared = small_m_shared<A>(M);
     const auto fold = small_m_fold_kernel<T, A, I>;
-    if (shared > default_shared_bytes) opt_in_whole_shared_limit(fold);  // small_m_applies: shared fits it
+    allow_dynamic_shared(fold, shared);  // small_m_applies: shared fits the opt-in limit
     fold<<<static_cast<unsigned>(blocks), small_m_threads, shared, p.stream>>>(values.data, ids, n, m, part_sum.get(),
                                                                              part_count.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());

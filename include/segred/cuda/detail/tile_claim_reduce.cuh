@@ -258,7 +258,7 @@ void tile_claim_then_finish(const par_t& p, rows_view<const T> values, const I* 
                             rows_view<O> out, const R& r, const options& opts) {
     using A = segred::detail::accum_t<T>;
     const fixed_tile_grid grid = plan_fixed_tiles(values.n, tile_claim_rows);
-    const std::int64_t tiles = (values.n + tile_claim_rows - 1) / tile_claim_rows;
+    const std::int64_t tiles = grid.tiles;
     const bool counted = !sum_needs_no_counts<R>(opts);
     // Totals [blocks][M]: each claim block's, then the sorted tiles' of the
     // same tiles added to them.
@@ -270,14 +270,13 @@ void tile_claim_then_finish(const par_t& p, rows_view<const T> values, const I* 
     const int samples = static_cast<int>(tiles < tile_claim_sample_tiles ? tiles : tile_claim_sample_tiles);
     SEGRED_CUDA_CHECK(cudaMemsetAsync(deep.get(), 0, sizeof(unsigned), p.stream));
     const std::size_t sample_shared = static_cast<std::size_t>(M) * sizeof(unsigned);  // within the fold's
-    if (sample_shared > private_shared_limit(tile_claim_sample_kernel<I>, false))
-        opt_in_whole_shared_limit(tile_claim_sample_kernel<I>);
+    allow_dynamic_shared(tile_claim_sample_kernel<I>, sample_shared);
     tile_claim_sample_kernel<I><<<static_cast<unsigned>(samples), tile_claim_threads, sample_shared, p.stream>>>(
         ids, values.n, static_cast<int>(M), tiles, samples, deep.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
     const std::size_t shared = tile_claim_shared<A>(M, counted);
     auto fold = [&](auto kernel) {
-        if (shared > private_shared_limit(kernel, false)) opt_in_whole_shared_limit(kernel);
+        allow_dynamic_shared(kernel, shared);
         kernel<<<static_cast<unsigned>(grid.blocks), tile_claim_threads, shared, p.stream>>>(
             values.data, ids, values.n, static_cast<int>(M), grid.tiles_per_block, deep.get(), samples,
             part_sum.get(), part_count.get(), claimed.get(), used.get());

@@ -239,6 +239,7 @@ bool tile_sort_applies(std::int64_t M, const options& opts) {
 // function of n (and the tile) only, so the blocks' totals, and the order in
 // which they are combined, are the same on every run and device.
 struct fixed_tile_grid {
+    std::int64_t tiles;  // in all
     std::int64_t tiles_per_block;
     std::int64_t blocks;
 };
@@ -246,7 +247,7 @@ struct fixed_tile_grid {
 inline fixed_tile_grid plan_fixed_tiles(std::int64_t n, std::int64_t tile_rows) {
     const std::int64_t tiles = (n + tile_rows - 1) / tile_rows;
     const std::int64_t tiles_per_block = (tiles + tile_sort_max_blocks - 1) / tile_sort_max_blocks;
-    return {tiles_per_block, (tiles + tiles_per_block - 1) / tiles_per_block};
+    return {tiles, tiles_per_block, (tiles + tiles_per_block - 1) / tiles_per_block};
 }
 
 // The blocks' totals part_sum / part_count [blocks][M] (part_count null when
@@ -277,7 +278,7 @@ void sort_tiles(const par_t& p, rows_view<const T> values, const I* ids, std::in
     while ((std::int64_t(1) << end_bit) <= M) ++end_bit;  // keys lie in [0, M]
     const std::size_t shared = tile_sort_shared<A>(M, counted);
     auto fold = [&](auto kernel) {
-        if (shared > private_shared_limit(kernel, false)) opt_in_whole_shared_limit(kernel);
+        allow_dynamic_shared(kernel, shared);
         kernel<<<static_cast<unsigned>(grid.blocks), tile_sort_threads, shared, p.stream>>>(
             values.data, ids, values.n, static_cast<int>(M), end_bit, grid.tiles_per_block, claimed, part_sum,
             part_count, used);
