@@ -16,7 +16,8 @@
 // block can opt into, 227 KiB on sm_90, or at least half of the ids, the
 // others then added to global memory row by row, or in registers for ids
 // a warp's first rows repeat), each block accumulates
-// privately there (one shared atomic per row for one column) and adds its
+// privately there (one shared atomic per row for one column, but in
+// registers for an id on a quarter of a warp's first rows) and adds its
 // totals to global memory once. Atomic float addition makes the last bits
 // order-dependent: the `deterministic` option takes the sorted path instead.
 //
@@ -183,12 +184,13 @@ struct add_sum_and_count {
 
 constexpr int hot_ids = 2;  // ids a warp keeps in registers
 
-// Fills the empty slots of hot (-1) with ids that hold two or more of this
-// warp's 32 lanes (k: each lane's id, -1 for none) and are not in hot
-// already, widest group first; slots stay -1 where there are fewer. One
-// round is a small sample, so an id picked by chance is possible; it costs
-// only a compare a row and one add at the end. hot is the same in every lane.
-__device__ inline void add_hot_ids(std::int64_t k, std::int64_t (&hot)[hot_ids]) {
+// Fills the empty slots of hot (-1) with ids that hold `need` (at least 2,
+// the same in the lanes of one id) or more of this warp's 32 lanes (k: each
+// lane's id, -1 for none) and are not in hot already, widest group first;
+// slots stay -1 where there are fewer. One round is a small sample, so an
+// id picked by chance is possible; it costs only a compare a row and one add
+// at the end. hot is the same in every lane.
+__device__ inline void add_hot_ids(std::int64_t k, std::int64_t (&hot)[hot_ids], int need = 2) {
     constexpr unsigned all_lanes = 0xffffffffu;
     const int lane = threadIdx.x % 32;
     for (int h = 0; h < hot_ids; ++h)
@@ -196,6 +198,7 @@ __device__ inline void add_hot_ids(std::int64_t k, std::int64_t (&hot)[hot_ids])
     const unsigned peers = __match_any_sync(all_lanes, static_cast<unsigned long long>(k));
     const bool leader = lane == __ffs(peers) - 1;
     int size = k >= 0 ? __popc(peers) : 0;
+    if (size < need) size = 0;
     for (int h = 0; h < hot_ids; ++h) {
         if (hot[h] >= 0) continue;
         const int widest = static_cast<int>(__reduce_max_sync(all_lanes, static_cast<unsigned>(leader ? size : 0)));
@@ -333,6 +336,16 @@ constexpr int shared_scatter_threads(bool one_column) {
     return one_column ? private_block_threads_max : block_threads;
 }
 
+// Blocks an SM that scatter_shared_kernel's registers must leave room for:
+// two of 1024 threads for one column held whole (32 registers a thread),
+// where up to about 28000 fp32 sums let two blocks share an SM. Without
+// this bound the hot ids took it to 48 registers and one block an SM: a
+// first version ran uniform ids 12-20% slower at M = 64 to 50000 (H100).
+// With it, ptxas spills about 40 bytes, the hot ids' registers.
+constexpr int shared_scatter_min_blocks(bool one_column, bool split) {
+    return one_column && !split ? 2 : 1;
+}
+
 // Block-private accumulators in shared memory for the first `held` ids (all
 // M unless Split, which only one column takes: a kernel of its own, as its
 // global adds cost the others 11-14% through their registers): [held * F]
@@ -341,7 +354,7 @@ constexpr int shared_scatter_threads(bool one_column) {
 // shared atomic is the hardware's fast one; the totals go to the global
 // counts once. OneColumn: F == 1.
 template <bool Sums, class T, class A, bool OneColumn, class SegOf, bool Split = false>
-SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn))
+SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn), shared_scatter_min_blocks(OneColumn, Split))
     scatter_shared_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t held, std::int64_t F, A* acc,
                           count_sink counts) {
     extern __shared__ unsigned long long shared_words[];
@@ -361,22 +374,28 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn))
         constexpr int ahead = 4;
         const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
         const std::int64_t first = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-        // Split: ids past the held ones that the warp's first rounds show
-        // more than once sum in per-lane registers, reaching memory once at
-        // the end, as the global kernel's hot ids do (Zipf ids into 65536
-        // sums, H200: 0.83x of all of them in global memory without this).
+        // Ids that the warp's first rows show more than once sum in per-lane
+        // registers, reaching memory once at the end, as the global kernel's
+        // hot ids do: past the held ones (Split; Zipf ids into 65536 sums,
+        // H200: 0.83x of all of them in global memory without this), and
+        // held ones too, whose rows would otherwise serialize on one shared
+        // address (H100, 2^26 rows into 16384 fp32 sums: all on one id took
+        // 11.8 ms, half on one 6.4 ms, uniform ids 0.23 ms). A held id must
+        // fill a quarter of a round's lanes (held_hot_lanes): a shared add is
+        // cheap until many lanes wait on one address, and with few ids
+        // (M = 64) nearly every warp would otherwise pick two by chance and
+        // pay the compares on every row.
+        constexpr int held_hot_lanes = 8;
         std::int64_t hot[hot_ids];
         sum_and_count<A> hot_total[hot_ids];
         for (int h = 0; h < hot_ids; ++h) {
             hot[h] = -1;
             hot_total[h] = {A(0), 0};
         }
-        if constexpr (Split) {
-            for (int j = 0; j < ahead; ++j) {  // every lane: whole warps (blockDim is a multiple of 32)
-                const std::int64_t row = first + j * stride;
-                const std::int64_t k = row < values.n ? seg_of(row) : -1;
-                add_hot_ids(k >= held ? k : -1, hot);
-            }
+        for (int j = 0; j < ahead; ++j) {  // every lane: whole warps (blockDim is a multiple of 32)
+            const std::int64_t row = first + j * stride;
+            const std::int64_t k = row < values.n ? seg_of(row) : -1;
+            add_hot_ids(k, hot, k < held ? held_hot_lanes : 2);
         }
         // The loop in two copies, without and with hot ids (the choice is
         // the same in every lane): the hot ids' compares and registers cost
@@ -395,12 +414,6 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn))
 #pragma unroll
                 for (int j = 0; j < ahead; ++j) {
                     if (k[j] < 0) continue;
-                    if (!Split || k[j] < held) {
-                        if (Sums) atomic_add(sacc + k[j], x[j]);
-                        if (counts) atomicAdd(scnt + k[j], 1u);
-                        continue;
-                    }
-                    // Past the ids held in shared memory.
                     if constexpr (Hot) {
                         bool hot_id = false;
                         for (int h = 0; h < hot_ids; ++h) {
@@ -411,24 +424,36 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn))
                         }
                         if (hot_id) continue;
                     }
+                    if (!Split || k[j] < held) {
+                        if (Sums) atomic_add(sacc + k[j], x[j]);
+                        if (counts) atomicAdd(scnt + k[j], 1u);
+                        continue;
+                    }
+                    // Past the ids held in shared memory.
                     if (Sums) atomic_add(acc + k[j], x[j]);
                     if (counts) counts.add(k[j], 1);
                 }
             }
         };
-        if (Split && hot[0] >= 0) rows(std::true_type{});
-        else rows(std::false_type{});
-        for (int h = 0; h < hot_ids; ++h) {
-            if (hot[h] < 0) continue;  // the same in every lane
-            sum_and_count<A> total = hot_total[h];
-            for (int off = 16; off >= 1; off /= 2) {
-                if (Sums) total.sum += __shfl_xor_sync(0xffffffffu, total.sum, off);
-                total.count += __shfl_xor_sync(0xffffffffu, total.count, off);
+        // The hot totals reach memory inside the branch that has them, so
+        // that they are not live through the loop without hot ids, which
+        // must keep to the 32 registers of shared_scatter_min_blocks.
+        if (hot[0] >= 0) {  // then hot[1] may be set too; else neither is
+            rows(std::true_type{});
+            for (int h = 0; h < hot_ids; ++h) {
+                if (hot[h] < 0) continue;  // the same in every lane
+                sum_and_count<A> total = hot_total[h];
+                for (int off = 16; off >= 1; off /= 2) {
+                    if (Sums) total.sum += __shfl_xor_sync(0xffffffffu, total.sum, off);
+                    total.count += __shfl_xor_sync(0xffffffffu, total.count, off);
+                }
+                if (threadIdx.x % 32 == 0) {
+                    if (Sums) atomic_add(acc + hot[h], total.sum);
+                    if (counts) counts.add(hot[h], static_cast<unsigned long long>(total.count));
+                }
             }
-            if (threadIdx.x % 32 == 0) {
-                if (Sums) atomic_add(acc + hot[h], total.sum);
-                if (counts) counts.add(hot[h], static_cast<unsigned long long>(total.count));
-            }
+        } else {
+            rows(std::false_type{});
         }
     } else {
         scatter_all<Sums, T, A, false>(values, seg_of, F, [&](std::int64_t k, std::int64_t f, A a, long long c) {

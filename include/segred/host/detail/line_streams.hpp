@@ -4,13 +4,15 @@
 // The partition pass of the partitioned scatter appends each row to one of
 // dozens of streams. Written entry by entry, every stream keeps a line open
 // in the cache, which is first read from memory (a write miss) and later
-// evicted; with 32 or more streams those lines no longer stay in L1 and the
+// evicted; with dozens of streams those lines no longer stay in L1 and the
 // pass runs at half speed or less. Here each stream fills a 64-byte buffer
 // that stays in L1, and a full line goes to memory with non-temporal stores:
 // no read of the line, and the cache keeps the buffers. On the 2-core
-// development VM a partition pass of 2^24 rows ran 1.3x faster at 32 streams
-// and 2x at 128 this way, and slower at 4 to 16 (where plain stores already
-// stay in L1), so callers use it from `min_line_streams` on.
+// development VM a bare partition pass of 2^24 rows ran as fast this way as
+// with plain stores at 32 streams, 1.5x faster at 64 and 2x at 128, and
+// slower at 4 to 16 (where plain stores stay in L1); the partitioned
+// scatter, 2^24 rows into 2^22 fp32 sums (32 partitions), ran 1.36x faster
+// at 2 threads. So callers use it from `min_line_streams` on.
 //
 // Lines shared with a neighbour (the first and last of a stream's range,
 // which another block or another stream may also write) are written with
