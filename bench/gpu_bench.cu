@@ -281,8 +281,9 @@ inline std::vector<case_spec> all_cases() {
     }
     // Block-private accumulators past 48 KiB (M = 2^14: 64 KiB of fp32 sums,
     // 128 KiB of sums and counts); max and argmax there keep global keys
-    // (128 KiB of shared keys ran at 0.55x).
-    add(O::sum, F::ids, D::zipf, 16 * K);
+    // (128 KiB of shared keys ran at 0.55x). Skewed there too: hot ids
+    // serialized on one shared address until warps kept them in registers.
+    for (D d : {D::zipf, D::hot50, D::same}) add(O::sum, F::ids, d, 16 * K);
     // Past it: the first 57856 ids in shared memory, the rest global.
     add(O::sum, F::ids, D::uniform, 100000);
     for (std::int64_t M : {64 * K, 128 * K}) add(O::sum, F::ids, D::zipf, M);
