@@ -123,9 +123,9 @@ struct partition_plan {
 };
 
 template <class Tally, class F, class IdOf, class Emit>
-void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width, const F& folder,
-                         IdOf&& id_of, Emit&& emit, typename F::state* direct) {
-    const partition_plan<F> plan(M, width);
+void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width,
+                         const partition_plan<F>& plan, const F& folder, IdOf&& id_of, Emit&& emit,
+                         typename F::state* direct) {
     if (plan.with_row)
         partitioned_scatter<Tally, true>(p, n, M, width, plan, folder, id_of, emit, direct);
     else
@@ -378,9 +378,10 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
     // shape -- may depend on the thread count: not a bit changes.
     const std::int64_t threads = thread_count(p);
     const bool repeats = repeats_often(0, n);
+    const partition_plan<F> plan(M, width);
     if (static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes && !repeats &&
-        (threads > 1 || (width == 1 && partition_plan<F>(M, width).by_lines))) {
-        partitioned_scatter<Tally>(p, n, M, width, folder, id_of, emit, direct);
+        (threads > 1 || (width == 1 && plan.by_lines))) {
+        partitioned_scatter<Tally>(p, n, M, width, plan, folder, id_of, emit, direct);
         return;
     }
 
