@@ -189,6 +189,19 @@ void check_unsorted_extrema(segref::rng& g, const segred::host_policy& pol, bool
     segtest::check_reduce<form::ids, T, I, i64>(pol, segred::argmax{}, op::argmax, 0, c, s, v, g);
     c.counts = true;
     segtest::check_reduce<form::ids, T, I, i64>(pol, segred::argmin{}, op::argmin, 0, c, s, v, g);
+    // Plain max and min with a fill and no counts: the segments still at
+    // their initial state after the scatter (empty ones, and runs of only
+    // -inf for max or +inf for min) are told apart afterwards
+    // (extremum_scatter.hpp), with a zero fill and with a constant one
+    // into an accumulated out.
+    c.counts = false;
+    segtest::check_reduce<form::ids, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
+    segtest::check_reduce<form::ids, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
+    c.fill_mode = segref::fill::constant;
+    c.fill_value = 7.5;
+    c.accumulate = true;
+    segtest::check_reduce<form::ids, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
+    segtest::check_reduce<form::ids, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
 }
 
 TYPED_TEST(ReduceExtremumRuns, UnsortedIdsFirstRow) {

@@ -11,6 +11,7 @@
 #include "../core/reducers.hpp"
 #include "../core/views.hpp"
 #include "detail/arg_scatter.hpp"
+#include "detail/extremum_scatter.hpp"
 #include "detail/layout.hpp"
 #include "detail/row_fold.hpp"
 #include "detail/scatter.hpp"
@@ -63,12 +64,21 @@ void scatter_reduce(const host_policy& p, rows_view<const T> values, std::int64_
             return;
         }
     }
-    if (opts.counts_out)
+    if (opts.counts_out) {
         scatter_segments<row_counts>(p, values.n, M, out.width, folder, id_of, emit);
-    else if (empty_is_initial<R>(opts))
+        return;
+    }
+    if (empty_is_initial<R>(opts)) {
         scatter_segments<no_tally>(p, values.n, M, out.width, folder, id_of, emit, direct_states<T, R>(out));
-    else
-        scatter_segments<row_seen>(p, values.n, M, out.width, folder, id_of, emit);
+        return;
+    }
+    if constexpr (extremum_scatter_fits<T, R>) {
+        if (extremum_scatter_applies<T, R>(M, out.width)) {  // see extremum_scatter.hpp
+            extremum_scatter(p, values.n, M, out.width, folder, id_of, emit);
+            return;
+        }
+    }
+    scatter_segments<row_seen>(p, values.n, M, out.width, folder, id_of, emit);
 }
 
 } // namespace host_detail
