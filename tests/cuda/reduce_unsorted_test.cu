@@ -74,13 +74,31 @@ segtest::seg_input<I> one_id(segref::rng& g, i64 n, i64 M) {
     return s;
 }
 
+// Eight ids on 10% of the rows each (three or four lanes of a round: hot
+// for float sums over 4096 ids or more, not below), spread over [0, M); the
+// other rows uniform, 1% out of range.
+template <class I>
+segtest::seg_input<I> crowded_ids(segref::rng& g, i64 n, i64 M) {
+    segtest::seg_input<I> s;
+    s.kind = form::ids;
+    s.n = n;
+    s.M = M;
+    for (i64 i = 0; i < n; ++i) {
+        i64 id = segref::uniform_int(g, 0, M - 1);
+        if (segref::coin(g, 0.8)) id = (segref::uniform_int(g, 0, 7) * M) / 8;
+        if (segref::coin(g, 0.01)) id = segref::coin(g, 0.5) ? -1 : M;
+        s.idx.push_back(static_cast<I>(id));
+    }
+    return s;
+}
+
 // The atomic sum, mean and count kernels over widths 1, 4, 8, 12 and 64, odd
 // and 6 (a multiple of two only), with n rows and M segments for width 1 and
 // wide_n, wide_M for wider rows; values and out aligned and one element into
 // their allocations; ids uniform with 30% on one hot id, runs of 1 to 20
-// equal ids, skewed ids (hot at 0, and hot at M - 1), and every id the same
-// (M / 3: a warp's hot id in registers, held in shared memory or not), each
-// with 1% out of range under drop. Sum
+// equal ids, skewed ids (hot at 0, and hot at M - 1), every id the same
+// (M / 3: a warp's hot id in registers, held in shared memory or not), and
+// eight crowded ids, each with 1% out of range under drop. Sum
 // straight into the out, sum accumulated with counts (into separate sums),
 // mean, and count. wide_n = 0: width 1 only.
 template <class T, class I>
@@ -90,7 +108,7 @@ void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M) {
     const segtest::device_memory mem;
     for (i64 width : {1, 4, 8, 12, 64, 33, 6})
         for (bool shifted : {false, true})
-            for (int shape = 0; shape < 5; ++shape) {
+            for (int shape = 0; shape < 6; ++shape) {
                 if (width != 1 && wide_n == 0) continue;
                 const i64 rows = width == 1 ? n : wide_n, segs = width == 1 ? M : wide_M;
                 SCOPED_TRACE("width " + std::to_string(width) + ", M = " + std::to_string(segs) +
@@ -99,10 +117,12 @@ void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M) {
                               : shape == 1 ? ", runs of equal ids"
                               : shape == 2 ? ", skewed ids"
                               : shape == 3 ? ", skewed ids, hot at M - 1"
-                                           : ", every id M / 3"));
+                              : shape == 4 ? ", every id M / 3"
+                                           : ", eight ids on 10% each"));
                 const segtest::seg_input<I> s = shape == 0   ? segtest::large_unsorted<I>(g, rows, segs, true)
                                                 : shape == 1 ? segtest::large_repeating<I>(g, rows, segs, true)
                                                 : shape == 4 ? one_id<I>(g, rows, segs)
+                                                : shape == 5 ? crowded_ids<I>(g, rows, segs)
                                                              : skewed_ids<I>(g, rows, segs, true, shape == 3);
                 const std::vector<T> v = segref::random_values<T>(g, rows * width, segref::value_kind::general);
                 segtest::trial_config c;
@@ -154,6 +174,14 @@ TYPED_TEST(CudaUnsortedReduce, SplitSharedAccumulators) {
 // global kernels.
 TYPED_TEST(CudaUnsortedReduce, LargeSharedAccumulators) {
     atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, 20000, 3000, 700);
+}
+
+// One column in shared memory from 64 to 5000 ids, where float sums take
+// an id as hot from 6 lanes of a round down to 3 (hot_lanes_for_float_sums)
+// and counts from 8.
+TYPED_TEST(CudaUnsortedReduce, SmallSharedAccumulators) {
+    for (i64 M : {64, 300, 1500, 5000})
+        atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, M, 0, 0);
 }
 
 } // namespace

@@ -326,6 +326,33 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
                                          });
 }
 
+// Lanes of a warp's first rounds that a held id must fill to be summed in
+// registers, for float sums of one column over `ids` ids all in shared
+// memory: the fewest n for which uniform ids put n lanes of a round on one
+// id in fewer than 1 round in 20000 (C(32, n) / ids^(n-1) < 5e-5): 8 (the
+// most) below 64 ids, 7 for 64, 5 for 256, 4 for 1024 and 4096, 3 from
+// about 10000 on. A grid is one wave of about 8000 warps that sample 4
+// rounds each, so about one warp picks an id by chance; it runs its rows
+// with the hot ids' compares, and a one-wave grid waits for its slowest
+// warp: 3 lanes over 4096 ids (10 warps by chance) cost uniform ids 4%
+// (sums) and 8% (sums and counts). Shared float adds slow down sharply
+// when lanes collide on one address, and Zipf-like ids put 3 to 8 lanes of
+// a round on their top ids: H200, 2^26 rows of Zipf(1.1) ids into 16384
+// fp32 sums ran at 455 GB/s with 8 lanes, 1031 with 3. Integer adds
+// (counts) do not slow down so and keep 8: fewer lanes cost counts 13% on
+// the same Zipf ids.
+SEGRED_HD inline int hot_lanes_for_float_sums(std::int64_t ids) {
+    constexpr int most = 8;
+    double choose = 32;  // C(32, n), from n = 1
+    double power = 1;    // ids^(n-1)
+    for (int n = 2; n < most; ++n) {
+        choose = choose * (33 - n) / n;
+        power *= static_cast<double>(ids);
+        if (choose < 5e-5 * power) return n;
+    }
+    return most;
+}
+
 // Threads a block of scatter_shared_kernel: the one-column loop takes 1024
 // past 48 KiB of accumulators. The wide loop stays within 48 KiB and 256
 // threads: its loads ahead need more registers than 1024 threads leave
@@ -384,8 +411,14 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn), shared_s
         // fill a quarter of a round's lanes (held_hot_lanes): a shared add is
         // cheap until many lanes wait on one address, and with few ids
         // (M = 64) nearly every warp would otherwise pick two by chance and
-        // pay the compares on every row.
-        constexpr int held_hot_lanes = 8;
+        // pay the compares on every row. Float sums, whose shared adds
+        // suffer more from collisions, take the fewer lanes of
+        // hot_lanes_for_float_sums when all ids are held (with Split, the
+        // two hot slots are better spent on ids past the held ones, whose
+        // adds are global: Zipf into 65536 fp32 sums ran at 0.52x when held
+        // ids took them).
+        const int held_hot_lanes =
+            Sums && std::is_floating_point<A>::value && !Split ? hot_lanes_for_float_sums(held) : 8;
         std::int64_t hot[hot_ids];
         sum_and_count<A> hot_total[hot_ids];
         for (int h = 0; h < hot_ids; ++h) {
