@@ -75,8 +75,9 @@ segtest::seg_input<I> one_id(segref::rng& g, i64 n, i64 M) {
 }
 
 // Eight ids on 10% of the rows each (three or four lanes of a round: hot
-// for float sums over 4096 ids or more, not below), spread over [0, M); the
-// other rows uniform, 1% out of range.
+// for float sums held in shared memory from about 10000 ids on, and past
+// the held ones of a split), spread over [0, M); the other rows uniform, 1%
+// out of range.
 template <class I>
 segtest::seg_input<I> crowded_ids(segref::rng& g, i64 n, i64 M) {
     segtest::seg_input<I> s;
@@ -177,8 +178,9 @@ TYPED_TEST(CudaUnsortedReduce, LargeSharedAccumulators) {
 }
 
 // One column in shared memory from 64 to 5000 ids, where float sums take
-// an id as hot from 6 lanes of a round down to 3 (hot_lanes_for_float_sums)
-// and counts from 8.
+// an id as hot from 7, 5, 4 and 4 lanes of a round (hot_lanes_for_float_sums;
+// 3 from about 10000 ids on, as in LargeSharedAccumulators) and counts
+// from 8.
 TYPED_TEST(CudaUnsortedReduce, SmallSharedAccumulators) {
     for (i64 M : {64, 300, 1500, 5000})
         atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, M, 0, 0);
