@@ -42,36 +42,39 @@ TYPED_TEST(CudaUnsortedReduce, Subscripts) {
         segred::cuda::par, g, kTrials, segtest::device_memory{});
 }
 
+// n ids over M segments, draw() giving each row's in turn.
+template <class I, class Draw>
+segtest::seg_input<I> drawn_ids(i64 n, i64 M, Draw draw) {
+    segtest::seg_input<I> s;
+    s.kind = form::ids;
+    s.n = n;
+    s.M = M;
+    s.idx.reserve(static_cast<std::size_t>(n));
+    for (i64 i = 0; i < n; ++i) s.idx.push_back(static_cast<I>(draw()));
+    return s;
+}
+
+// 1% of the rows out of range, half below and half above.
+i64 id_out_of_range(segref::rng& g, i64 M) { return segref::coin(g, 0.5) ? -1 : M; }
+
 // Ids drawn as floor(M * u^6) for uniform u: about a fifth of the rows on id
 // 0 and a long tail (Zipf-like skew), 1% out of range when corrupt; downward:
 // M - 1 minus that, the hot ids at the top (past those a split holds in
 // shared memory).
 template <class I>
 segtest::seg_input<I> skewed_ids(segref::rng& g, i64 n, i64 M, bool corrupt, bool downward = false) {
-    segtest::seg_input<I> s;
-    s.kind = form::ids;
-    s.n = n;
-    s.M = M;
-    for (i64 i = 0; i < n; ++i) {
+    return drawn_ids<I>(n, M, [&] {
         const double u = segref::uniform_real(g, 0, 1);
         i64 id = std::min<i64>(M - 1, static_cast<i64>(static_cast<double>(M) * std::pow(u, 6)));
         if (downward) id = M - 1 - id;
-        if (corrupt && segref::coin(g, 0.01)) id = segref::coin(g, 0.5) ? -1 : M;
-        s.idx.push_back(static_cast<I>(id));
-    }
-    return s;
+        return corrupt && segref::coin(g, 0.01) ? id_out_of_range(g, M) : id;
+    });
 }
 
 // Every row on id M / 3, but 1% out of range (drop).
 template <class I>
 segtest::seg_input<I> one_id(segref::rng& g, i64 n, i64 M) {
-    segtest::seg_input<I> s;
-    s.kind = form::ids;
-    s.n = n;
-    s.M = M;
-    for (i64 i = 0; i < n; ++i)
-        s.idx.push_back(static_cast<I>(segref::coin(g, 0.01) ? (segref::coin(g, 0.5) ? -1 : M) : M / 3));
-    return s;
+    return drawn_ids<I>(n, M, [&] { return segref::coin(g, 0.01) ? id_out_of_range(g, M) : M / 3; });
 }
 
 // Eight ids on 10% of the rows each (three or four lanes of a round: hot
@@ -80,17 +83,11 @@ segtest::seg_input<I> one_id(segref::rng& g, i64 n, i64 M) {
 // out of range.
 template <class I>
 segtest::seg_input<I> crowded_ids(segref::rng& g, i64 n, i64 M) {
-    segtest::seg_input<I> s;
-    s.kind = form::ids;
-    s.n = n;
-    s.M = M;
-    for (i64 i = 0; i < n; ++i) {
+    return drawn_ids<I>(n, M, [&] {
         i64 id = segref::uniform_int(g, 0, M - 1);
         if (segref::coin(g, 0.8)) id = (segref::uniform_int(g, 0, 7) * M) / 8;
-        if (segref::coin(g, 0.01)) id = segref::coin(g, 0.5) ? -1 : M;
-        s.idx.push_back(static_cast<I>(id));
-    }
-    return s;
+        return segref::coin(g, 0.01) ? id_out_of_range(g, M) : id;
+    });
 }
 
 // The atomic sum, mean and count kernels over widths 1, 4, 8, 12 and 64, odd
