@@ -341,8 +341,9 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
 // fp32 sums ran at 455 GB/s with 8 lanes, 1031 with 3. Integer adds
 // (counts) do not slow down so and keep 8: fewer lanes cost counts 13% on
 // the same Zipf ids.
+constexpr int held_hot_lanes_most = 8;  // a quarter of a round: what every other held id needs
 SEGRED_HD inline int hot_lanes_for_float_sums(std::int64_t ids) {
-    constexpr int most = 8;
+    constexpr int most = held_hot_lanes_most;
     double choose = 32;  // C(32, n), from n = 1
     double power = 1;    // ids^(n-1)
     for (int n = 2; n < most; ++n) {
@@ -418,7 +419,7 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn), shared_s
         // adds are global: Zipf into 65536 fp32 sums ran at 0.52x when held
         // ids took them).
         const int held_hot_lanes =
-            Sums && std::is_floating_point<A>::value && !Split ? hot_lanes_for_float_sums(held) : 8;
+            Sums && std::is_floating_point<A>::value && !Split ? hot_lanes_for_float_sums(held) : held_hot_lanes_most;
         std::int64_t hot[hot_ids];
         sum_and_count<A> hot_total[hot_ids];
         for (int h = 0; h < hot_ids; ++h) {
