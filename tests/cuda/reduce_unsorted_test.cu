@@ -152,15 +152,19 @@ TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
 }
 
 // One column whose accumulators fit in shared memory for at least half of
-// the ids but not all: the first ids add in shared memory, the others in
-// global memory row by row. 40000 segments split 8-byte sums and 4-byte sums
-// with counts (28928 held), and 100000 split 4-byte sums and counts (57856
-// held); the others take one of the paths above. Ids skewed towards M - 1
-// put the hot ones past the held ones, where each warp sums the ids its
-// first rounds repeat in registers.
+// the ids but not all: each block holds a window of ids, starting at its
+// own place and wrapping past M - 1 to 0, and adds the others in global
+// memory row by row. 40000 segments split 8-byte sums and 4-byte sums with
+// counts (28928 held), and 100000 and 65536 split 4-byte sums or counts
+// (57856 held); the others take one of the paths above. 100000 rows make a
+// grid of 4 blocks, 2^20 rows one of 32: windows that wrap and windows that
+// do not, each id held by some blocks and not by others. Skewed ids put the
+// hot ones at 0 and at M - 1, held or not depending on the block, where
+// each warp sums the ids its first rounds repeat in registers.
 TYPED_TEST(CudaUnsortedReduce, SplitSharedAccumulators) {
     for (i64 M : {40000, 100000})
         atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, M, 0, 0);
+    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(i64(1) << 20, 65536, 0, 0);
 }
 
 // Block-private accumulators past the 48 KiB a block gets without opting in

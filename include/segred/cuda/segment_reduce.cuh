@@ -119,7 +119,7 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
         auto launch_shared = [&](auto kernel) {
             const private_launch grid =
                 plan_private_launch(kernel, share.bytes, scatter_work(values.n, F), shared_scatter_threads(one));
-            kernel<<<grid.blocks, grid.threads, share.bytes, p.stream>>>(values, seg_of, share.held, F, acc_ptr,
+            kernel<<<grid.blocks, grid.threads, share.bytes, p.stream>>>(values, seg_of, M, share.held, F, acc_ptr,
                                                                          count_to);
         };
         if (share.held == M) {
