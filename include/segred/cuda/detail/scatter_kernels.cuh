@@ -382,7 +382,7 @@ constexpr int shared_scatter_min_blocks(bool one_column, bool split) {
 // atomic is the hardware's fast one; the totals go to the global counts
 // once. OneColumn: F == 1.
 //
-// With Split, block b holds the `held` ids from window_start(b) on, past
+// With Split, block b of B holds the `held` ids from b * M / B on, past
 // M - 1 wrapping to 0, the starts spread evenly over [0, M): each id is
 // held by held / M of the blocks, and only the others add it to global
 // memory. With the same first ids held in every block, an id past them
@@ -428,18 +428,18 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn), shared_s
         const std::int64_t first = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
         // Ids that the warp's first rows show more than once sum in per-lane
         // registers, reaching memory once at the end, as the global kernel's
-        // hot ids do: past the held ones (Split; Zipf ids into 65536 sums,
-        // H200: 0.83x of all of them in global memory without this), and
-        // held ones too, whose rows would otherwise serialize on one shared
-        // address (H100, 2^26 rows into 16384 fp32 sums: all on one id took
-        // 11.8 ms, half on one 6.4 ms, uniform ids 0.23 ms). A held id must
-        // fill a quarter of a round's lanes (held_hot_lanes): a shared add is
-        // cheap until many lanes wait on one address, and with few ids
-        // (M = 64) nearly every warp would otherwise pick two by chance and
-        // pay the compares on every row. Float sums, whose shared adds
+        // hot ids do: outside the block's held ones (Split; Zipf ids into
+        // 65536 sums, H200: 0.83x of all of them in global memory without
+        // this), and held ones too, whose rows would otherwise serialize on
+        // one shared address (H100, 2^26 rows into 16384 fp32 sums: all on
+        // one id took 11.8 ms, half on one 6.4 ms, uniform ids 0.23 ms). A
+        // held id must fill a quarter of a round's lanes (held_hot_lanes): a
+        // shared add is cheap until many lanes wait on one address, and with
+        // few ids (M = 64) nearly every warp would otherwise pick two by
+        // chance and pay the compares on every row. Float sums, whose shared adds
         // suffer more from collisions, take the fewer lanes of
         // hot_lanes_for_float_sums when all ids are held (with Split, the
-        // two hot slots are better spent on ids past the held ones, whose
+        // two hot slots are better spent on ids outside the held ones, whose
         // adds are global: Zipf into 65536 fp32 sums ran at 0.52x when held
         // ids took them).
         const int held_hot_lanes =
@@ -531,8 +531,9 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn), shared_s
 // Ids whose accumulators scatter_shared_kernel holds in shared memory, and
 // their bytes; 0 ids when the global kernel runs instead (or n is too large
 // for 32-bit block counts). Wide rows: all M ids or none. One column: all,
-// else the first ids that fit when they are at least half of M (one block
-// an SM); the others add to global memory row by row. With uniform ids,
+// else as many ids as fit when they are at least half of M (one block an
+// SM; a window of ids that moves with the block, see the kernel); the
+// others add to global memory row by row. With uniform ids,
 // 57856 of 65536 fp32 sums in shared memory ran 2x faster than all of them
 // in global memory (H200); below half, the flush of each block's totals
 // costs more than the shared adds save.
