@@ -436,8 +436,8 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn), shared_s
         // held id must fill a quarter of a round's lanes (held_hot_lanes): a
         // shared add is cheap until many lanes wait on one address, and with
         // few ids (M = 64) nearly every warp would otherwise pick two by
-        // chance and pay the compares on every row. Float sums, whose shared adds
-        // suffer more from collisions, take the fewer lanes of
+        // chance and pay the compares on every row. Float sums, whose shared
+        // adds suffer more from collisions, take the fewer lanes of
         // hot_lanes_for_float_sums when all ids are held (with Split, the
         // two hot slots are better spent on ids outside the held ones, whose
         // adds are global: Zipf into 65536 fp32 sums ran at 0.52x when held
@@ -521,9 +521,10 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn), shared_s
         });
     }
     __syncthreads();
-    // Place e is cell e (id e's columns) unless Split, which has one column.
+    // With Split (one column) cell e holds the id at place e; without,
+    // id_at(e) == e and cell e is acc's cell e (id e / F, column e % F).
     for (std::int64_t e = threadIdx.x; e < cells; e += blockDim.x)
-        if (sacc[e] != A(0)) atomic_add(acc + (Split ? id_at(e) : e), sacc[e]);
+        if (sacc[e] != A(0)) atomic_add(acc + id_at(e), sacc[e]);
     for (std::int64_t e = threadIdx.x; e < held && counts; e += blockDim.x)
         if (scnt[e] != 0) counts.add(id_at(e), scnt[e]);
 }
