@@ -1,11 +1,15 @@
-// Sums and means of short segments (up to 8 rows take a fold with no branch
-// on the length, reading a fixed 4 or 8 rows and masking those past the
-// segment) against a left-to-right sum from +0 computed here in the value
-// type: the bits must be the same, which they are only when no masked row
-// leaks in, no row is left out and the rows are added in row order. Values
-// mix magnitudes 1e8 apart (an order other than left to right changes the
-// bits), zeros of both signs, infinities and NaN; segments end near the end
-// of the values (where fewer than 8 rows are left to read); offsets and
+// Sums and means of short segments against the fold the host promises,
+// computed here in the value type: the bits must be the same, which they are
+// only when no masked row leaks in, no row is left out and the rows are
+// added in the promised order. Segments of up to 15 rows add left to right
+// from +0 (up to 8 rows take a fold with no branch on the length, reading a
+// fixed 4 or 8 rows and masking those past the segment; streaks of segments
+// of one length go several to a vector register, row i of each in one
+// lane); 16 to 255 rows fold into 4 interleaved partial sums from +0 (row k
+// into k % 4, in registers, the last rows masked) combined as (0+2)+(1+3).
+// Values mix magnitudes 1e8 apart (any other order changes the bits), zeros
+// of both signs, infinities and NaN; segments end near the end of the values
+// (where fewer rows are left to read than a masked fold reads); offsets and
 // lengths; 1 and 2 threads.
 #include <cmath>
 #include <cstdint>
@@ -44,24 +48,52 @@ bool same_bits(T a, T b) {
     return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
-template <class T, class I>
-void check_short_sums(segref::rng& g, i64 M) {
-    // Lengths 0 to 12: most within the masked 8 rows, some just past them.
+// The sum the host promises for a one-column run of len rows from x.
+template <class T>
+T promised_sum(const T* x, i64 len) {
+    if (len < 16) {  // left to right from +0
+        T a = T(0);
+        for (i64 k = 0; k < len; ++k) a += x[k];
+        return a;
+    }
+    T l[4] = {T(0), T(0), T(0), T(0)};  // row k into lane k % 4, each from +0
+    for (i64 k = 0; k < len; ++k) l[k % 4] += x[k];
+    return (l[0] + l[2]) + (l[1] + l[3]);
+}
+
+// How segment lengths are drawn.
+enum class lengths_kind {
+    mixed,    // 0 to 12 rows, mostly within the masked 8, some just past them
+    streaks,  // one length of 0 to 12 rows for 1 to 40 segments in a row, then another
+    lanes,    // mostly 16 to 255 rows (every remainder mod 4), some of 0 to 12
+};
+
+std::vector<i64> draw_lengths(segref::rng& g, i64 M, lengths_kind kind) {
     std::vector<i64> len(static_cast<std::size_t>(M));
-    for (i64& l : len) l = segref::coin(g, 0.1) ? 0 : segref::uniform_int(g, 1, segref::coin(g, 0.9) ? 8 : 12);
+    auto short_length = [&] { return segref::coin(g, 0.1) ? 0 : segref::uniform_int(g, 1, segref::coin(g, 0.9) ? 8 : 12); };
+    for (std::size_t s = 0; s < len.size();) {
+        if (kind == lengths_kind::streaks) {
+            const i64 l = segref::uniform_int(g, 0, 12), streak = segref::uniform_int(g, 1, 40);
+            for (i64 j = 0; j < streak && s < len.size(); ++j) len[s++] = l;
+            continue;
+        }
+        len[s++] = kind == lengths_kind::lanes && segref::coin(g, 0.9) ? segref::uniform_int(g, 16, 255) : short_length();
+    }
+    return len;
+}
+
+template <class T, class I>
+void check_short_sums(segref::rng& g, i64 M, lengths_kind kind) {
+    const std::vector<i64> len = draw_lengths(g, M, kind);
     const i64 n = segref::total(len);
     std::vector<T> v(static_cast<std::size_t>(n));
     for (T& x : v) x = random_value<T>(g);
     const std::vector<I> off = segref::offsets_from_lengths<I>(len);
     std::vector<I> lengths(len.begin(), len.end());
 
-    // The reference: left to right from +0, in T.
     std::vector<T> sum(static_cast<std::size_t>(M));
-    for (i64 s = 0, row = 0; s < M; ++s) {
-        T a = T(0);
-        for (i64 j = 0; j < len[static_cast<std::size_t>(s)]; ++j) a += v[static_cast<std::size_t>(row++)];
-        sum[static_cast<std::size_t>(s)] = a;
-    }
+    for (i64 s = 0, row = 0; s < M; row += len[static_cast<std::size_t>(s)], ++s)
+        sum[static_cast<std::size_t>(s)] = promised_sum(v.data() + row, len[static_cast<std::size_t>(s)]);
 
     const T fill = T(-7);
     const auto opts = segred::options{}.fill(static_cast<double>(fill));
@@ -100,9 +132,49 @@ TYPED_TEST(ReduceShortSums, SameBitsAsLeftToRight) {
     SEGRED_SEEDED_RNG(g);
     // M = 1 and 3: every segment within 8 rows of the end (fewer left to
     // read); larger M also cross the host's chunks of segments.
-    for (i64 M : {i64(1), i64(3), i64(40), i64(5000), i64(70000)}) {
+    for (const lengths_kind kind : {lengths_kind::mixed, lengths_kind::streaks})
+        for (i64 M : {i64(1), i64(3), i64(40), i64(5000), i64(70000)}) {
+            SCOPED_TRACE(::testing::Message() << "M " << M << (kind == lengths_kind::mixed ? ", mixed" : ", streaks"));
+            for (int trial = 0; trial < 3 && !::testing::Test::HasFailure(); ++trial) check_short_sums<T, I>(g, M, kind);
+        }
+}
+
+TYPED_TEST(ReduceShortSums, SameBitsAsFourInterleavedLanes) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    // M = 1: the last rows of the values, where a masked step cannot read
+    // past the segment's end.
+    for (i64 M : {i64(1), i64(2), i64(40), i64(3000)}) {
         SCOPED_TRACE(::testing::Message() << "M " << M);
-        for (int trial = 0; trial < 3 && !::testing::Test::HasFailure(); ++trial) check_short_sums<T, I>(g, M);
+        for (int trial = 0; trial < 4 && !::testing::Test::HasFailure(); ++trial)
+            check_short_sums<T, I>(g, M, lengths_kind::lanes);
+    }
+}
+
+// Every segment of one size (the fixed form): all of them go in batches of
+// one length, but for the last few of a chunk of segments.
+TYPED_TEST(ReduceShortSums, FixedSizeSameBits) {
+    using T = typename TypeParam::value;
+    SEGRED_SEEDED_RNG(g);
+    for (i64 size : {i64(1), i64(2), i64(3), i64(4), i64(5), i64(7), i64(8), i64(9), i64(16), i64(19), i64(34)}) {
+        const i64 M = segref::uniform_int(g, 1, 3000), n = M * size;
+        std::vector<T> v(static_cast<std::size_t>(n));
+        for (T& x : v) x = random_value<T>(g);
+        for (int threads : {1, 2}) {
+            std::vector<T> got(static_cast<std::size_t>(M), T(99));
+            segred::segment_reduce(segred::host.threads(threads), segred::rows(v.data(), n), segred::fixed(size, M),
+                                   segred::rows(got.data(), M), segred::sum{});
+            int reported = 0;
+            for (i64 s = 0; s < M && reported < 5; ++s) {
+                const T want = promised_sum(v.data() + s * size, size);
+                if (!same_bits(got[static_cast<std::size_t>(s)], want)) {
+                    ADD_FAILURE() << "size " << size << ", M " << M << ", threads " << threads << ": segment " << s
+                                  << " sum " << got[static_cast<std::size_t>(s)] << ", want " << want;
+                    ++reported;
+                }
+            }
+        }
     }
 }
 

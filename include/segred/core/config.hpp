@@ -25,6 +25,22 @@
 #define SEGRED_FORCE_INLINE inline
 #endif
 
+// For a rare path that the compiler would otherwise inline into a hot loop.
+#if defined(__GNUC__) || defined(__clang__)
+#define SEGRED_HOST_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define SEGRED_HOST_NOINLINE __declspec(noinline)
+#else
+#define SEGRED_HOST_NOINLINE
+#endif
+
+// A branch the compiler should lay out off the straight path.
+#if defined(__GNUC__) || defined(__clang__)
+#define SEGRED_HOST_UNLIKELY(c) __builtin_expect(static_cast<bool>(c), 0)
+#else
+#define SEGRED_HOST_UNLIKELY(c) (c)
+#endif
+
 // CUDA kernels and other device symbols live in a versioned inline namespace
 // with hidden visibility, so two shared libraries that vendor different segred
 // versions never merge each other's kernels at link or load time.

@@ -9,6 +9,7 @@
 #include "../../core/reducers.hpp"
 #include "../../core/views.hpp"
 #include "simd_extremum.hpp"
+#include "simd_lane_sum.hpp"
 #include "simd_short_sum.hpp"
 
 namespace segred {
@@ -86,6 +87,12 @@ struct row_fold {
         if constexpr (arg_extremum != 0 && has_simd_extremum<T>)
             if (values.width == 1) return fold_arg_blocks(k0, k1);
         if (sizeof(state) <= 8 && k1 - k0 >= 256) return fold_lanes<16>(k0, k1);
+#if SEGRED_HOST_SSE2
+        // The same 4 lanes in a register (simd_lane_sum.hpp), where the
+        // rows up to the next multiple of 4 can be read.
+        if constexpr (masked_fold)
+            if (values.width == 1 && k1 + 3 <= values.n) return sum_state(lane4_sum(values.data + k0, k1 - k0), k1 - k0);
+#endif
         return fold_lanes<4>(k0, k1);
     }
 
@@ -100,16 +107,36 @@ struct row_fold {
 
     SEGRED_FORCE_INLINE state fold_masked(std::int64_t k0, std::int64_t len) const {
 #if SEGRED_HOST_SSE2
-        if constexpr (masked_fold) {
-            const T a = short_sum(values.data + k0, len);
-            if constexpr (std::is_same<R, segred::mean>::value) return state{a, len};
-            else return a;
-        }
+        if constexpr (masked_fold) return sum_state(short_sum(values.data + k0, len), len);
 #endif
         return fold_one(k0, k0 + len);
     }
 
+    // K consecutive runs of len rows each from row b (2 <= len <=
+    // masked_rows), run j's state into a[j]: the bits fold_masked gives
+    // each (simd_short_sum.hpp). Where masked_fold.
+    // Out of line: inlined, its cases crowded the one-row batches' loop.
+    template <int K>
+    SEGRED_HOST_NOINLINE void fold_equal_short(std::int64_t b, std::int64_t len, state* a) const {
+#if SEGRED_HOST_SSE2
+        if constexpr (masked_fold) {
+            T sums[K];
+            equal_short_sums<K>(values.data + b, len, sums);
+            for (int j = 0; j < K; ++j) a[j] = sum_state(sums[j], len);
+            return;
+        }
+#endif
+        for (int j = 0; j < K; ++j) a[j] = fold_one(b + j * len, b + (j + 1) * len);
+    }
+
   private:
+    // A sum or mean state from the sum of `rows` rows.
+    template <class A>
+    static state sum_state(const A& total, std::int64_t rows) {
+        if constexpr (std::is_same<R, segred::mean>::value) return state{total, rows};
+        else return total;
+    }
+
     // The arg forms, block by block: a block's extremum (vector lanes), and
     // only when it beats the state so far, the first row of the block that
     // holds it. That is the sequential fold's result (the best value, its

@@ -61,33 +61,38 @@ struct offsets_segments {
     std::int64_t covered() const { return M == 0 ? 0 : end(M - 1) - begin(0); }
 };
 
-// One-row segments come in batches of this many: enough independent
+// Segments of one length come in batches of this many: enough independent
 // init/update/finalize chains for the compiler to unroll and vectorize.
 constexpr int one_row_batch = 8;
 
-// Whether segments s..s+K-1 of L each hold exactly one row, the first being
-// row b == L.begin(s) (the caller has seen that segment s has one row). The
-// K-th begin is tested first, alone: for sorted offsets it almost always
-// decides (only empty segments beside longer ones pass it and fail the rest).
-template <int K, class Segments>
-SEGRED_FORCE_INLINE bool one_row_each(const Segments& L, std::int64_t s, std::int64_t b) {
-    if (L.begin(s + K) != b + K) return false;
+// Whether segments s..s+K-1 of L each hold `len` rows, the first starting at
+// row b == L.begin(s) (the caller has seen that segment s has len rows).
+// The K-th begin is tested first, alone: for sorted offsets it almost always
+// decides (only other lengths that add up to the same, or empty segments
+// beside longer ones, pass it and fail the rest). Len is std::int64_t, or
+// one_row for the commonest length, whose test is then against constants
+// (with the length in a register, one-row segments ran 15% slower).
+using one_row = std::integral_constant<std::int64_t, 1>;
+
+template <int K, class Segments, class Len>
+SEGRED_FORCE_INLINE bool equal_each(const Segments& L, std::int64_t s, std::int64_t b, Len len) {
+    if (L.begin(s + K) != b + K * len) return false;
     bool ok = true;
-    for (int j = 1; j < K; ++j) ok &= L.begin(s + j) == b + j;
+    for (int j = 1; j < K; ++j) ok &= L.begin(s + j) == b + j * len;
     return ok;
 }
 
 // The same test on the caller's offsets, compared at their own width (the
 // differences wrap as unsigned, so unordered offsets are simply rejected),
 // so narrow offsets compare several to a vector instruction.
-template <int K, class I>
-SEGRED_FORCE_INLINE bool one_row_each(const offsets_segments<I>& L, std::int64_t s, std::int64_t) {
+template <int K, class I, class Len>
+SEGRED_FORCE_INLINE bool equal_each(const offsets_segments<I>& L, std::int64_t s, std::int64_t, Len len) {
     using U = std::make_unsigned_t<I>;
     const I* o = L.ptr + s;
-    const U base = static_cast<U>(o[0]);
-    if (static_cast<U>(static_cast<U>(o[K]) - base) != static_cast<U>(K)) return false;
+    const U base = static_cast<U>(o[0]), step = static_cast<U>(static_cast<std::int64_t>(len));
+    if (static_cast<U>(static_cast<U>(o[K]) - base) != static_cast<U>(K * step)) return false;
     bool ok = true;
-    for (int j = 1; j < K; ++j) ok &= static_cast<U>(static_cast<U>(o[j]) - base) == static_cast<U>(j);
+    for (int j = 1; j < K; ++j) ok &= static_cast<U>(static_cast<U>(o[j]) - base) == static_cast<U>(j * step);
     return ok;
 }
 
@@ -100,7 +105,34 @@ SEGRED_FORCE_INLINE void fold_one_row_batch(const F& folder, Emit& emit, std::in
         a[j] = folder.init();
         folder.update_one(a[j], b + j);
     }
-    emit_one_row_batch<K>(emit, s0, a);
+    emit_equal_batch<K>(emit, s0, a, 1);
+}
+
+// K segments s0.. of len rows each from row b: empty, one row, or (where
+// the folder has masked folds) up to masked_rows rows in vector lanes.
+template <int K, class F, class Emit>
+SEGRED_FORCE_INLINE void fold_equal_batch(const F& folder, Emit& emit, std::int64_t s0, std::int64_t b,
+                                          std::int64_t len) {
+    if (len == 1) return fold_one_row_batch<K>(folder, emit, s0, b);
+    typename F::state a[K];
+    if (len == 0)
+        for (int j = 0; j < K; ++j) a[j] = folder.init();
+    else
+        folder.template fold_equal_short<K>(b, len, a);
+    emit_equal_batch<K>(emit, s0, a, len);
+}
+
+// Segment s of L is empty: emits it and the empty ones right after it (up to
+// hi), and returns the first segment not emitted. Out of line: inlined, its
+// loop slowed the loop of short segments by 5-10% even where no segment is
+// empty; a call per run of empty segments costs less.
+template <class Segments, class F, class Emit>
+SEGRED_HOST_NOINLINE std::int64_t emit_empty_run(const Segments& L, const F& folder, Emit& emit, std::int64_t s,
+                                                 std::int64_t hi) {
+    const std::int64_t b = L.begin(s);
+    do emit_one(emit, s, folder.init(), 0);
+    while (++s < hi && L.end(s) == b);
+    return s;
 }
 
 // Reduce every segment of L (a layout, or offsets_segments) to `width`
@@ -118,12 +150,15 @@ void reduce_segments(const host_policy& p, const Segments& L, std::int64_t width
     parallel_chunks(p, L.M, grain, [&](std::int64_t lo, std::int64_t hi) {
         if (width == 1 && L.perm == nullptr) {  // one column: the state stays in a register
             // Each segment's end is the next one's begin: one offset read
-            // per segment. Batches are tried only after a streak of
-            // one-row segments (`ones`, kept without a branch), so lengths
-            // that mix one row with others (power law) do not pay a failed
-            // batch test on every one-row segment.
-            std::int64_t b = L.begin(lo);
-            int ones = 0;
+            // per segment. Segments of one length go in batches of K
+            // (fold_equal_batch): empty or one-row ones for every folder,
+            // up to masked_rows rows where the folder has masked folds.
+            // Batches are tried only after a streak of segments of the same
+            // length (`same`, kept without a branch), so lengths that vary
+            // (power law) do not pay a failed batch test on every segment.
+            constexpr int K = one_row_batch;
+            std::int64_t b = L.begin(lo), last = -1;
+            int same = 0;
             // Segments of up to masked_rows rows fold without a branch on
             // their length (row_fold::fold_masked) where that many rows are
             // there to read from their first. (Testing first whether a
@@ -131,21 +166,25 @@ void reduce_segments(const host_policy& p, const Segments& L, std::int64_t width
             // more than it saved.)
             const bool masked = F::masked_fold && folder.values.width == 1;
             const std::int64_t masked_below = folder.values.n - F::masked_rows;
+            const std::int64_t batch_rows = masked ? F::masked_rows : 1;
             for (std::int64_t s = lo; s < hi;) {
-                const std::int64_t e = L.end(s);
-                ones = (ones + 1) & -static_cast<int>(e - b == 1);  // a select: random lengths mispredict a branch
-                if (ones > one_row_batch && s + one_row_batch <= hi && one_row_each<one_row_batch>(L, s, b)) {
-                    fold_one_row_batch<one_row_batch>(folder, emit, s, b);
-                    s += one_row_batch;
-                    b += one_row_batch;
+                const std::int64_t e = L.end(s), len = e - b;
+                same = (same + 1) & -static_cast<int>(len == last);  // a select: random lengths mispredict a branch
+                last = len;
+                if (same >= K && len <= batch_rows && s + K <= hi &&
+                    (len == 1 ? equal_each<K>(L, s, b, one_row{}) : equal_each<K>(L, s, b, len))) {
+                    fold_equal_batch<K>(folder, emit, s, b, len);
+                    s += K;
+                    b += K * len;
                     continue;
                 }
                 if constexpr (F::masked_fold) {
-                    if (masked && e - b <= F::masked_rows && b <= masked_below) {
-                        if (e == b)  // empty: nothing to read (90% empty segments ran 15% slower without this)
-                            emit_one(emit, s, folder.init(), 0);
-                        else
-                            emit_one(emit, s, folder.fold_masked(b, e - b), e - b);
+                    if (masked && len <= F::masked_rows && b <= masked_below) {
+                        if (len == 0) {  // a run of empty segments: nothing to read
+                            s = emit_empty_run(L, folder, emit, s, hi);
+                            continue;
+                        }
+                        emit_one(emit, s, folder.fold_masked(b, len), len);
                         b = e;
                         ++s;
                         continue;

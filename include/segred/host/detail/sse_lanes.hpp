@@ -47,6 +47,15 @@ template <> struct sse_lanes<float> {
         return _mm_add_ss(a, _mm_shuffle_ps(v, v, 3));
     }
     static float first(reg a) { return _mm_cvtss_f32(a); }
+    static reg add(reg a, reg b) { return _mm_add_ps(a, b); }
+    // p[0], p[stride], p[2 stride], p[3 stride].
+    static reg gather(const float* p, int stride) { return _mm_setr_ps(p[0], p[stride], p[2 * stride], p[3 * stride]); }
+    // Four interleaved partial states l0..l3 (one register) combined as
+    // (l0 + l2) + (l1 + l3), in lane 0.
+    static reg lane4_total(const reg* l) {
+        const reg h = _mm_add_ps(l[0], _mm_movehl_ps(l[0], l[0]));
+        return _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
+    }
 };
 template <> struct sse_lanes<double> {
     using reg = __m128d;
@@ -65,6 +74,12 @@ template <> struct sse_lanes<double> {
     }
     static reg add_in_order(reg a, reg v) { return _mm_add_sd(_mm_add_sd(a, v), _mm_unpackhi_pd(v, v)); }
     static double first(reg a) { return _mm_cvtsd_f64(a); }
+    static reg add(reg a, reg b) { return _mm_add_pd(a, b); }
+    static reg gather(const double* p, int stride) { return _mm_setr_pd(p[0], p[stride]); }
+    static reg lane4_total(const reg* l) {  // l[0] holds l0, l1 and l[1] holds l2, l3
+        const reg h = _mm_add_pd(l[0], l[1]);
+        return _mm_add_sd(h, _mm_unpackhi_pd(h, h));
+    }
 };
 #endif
 

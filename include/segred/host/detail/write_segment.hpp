@@ -9,22 +9,6 @@
 #include "../../core/config.hpp"
 #include "../../core/finalize.hpp"
 
-// For a rare path that the compiler would otherwise inline into a hot loop.
-#if defined(__GNUC__) || defined(__clang__)
-#define SEGRED_HOST_NOINLINE __attribute__((noinline))
-#elif defined(_MSC_VER)
-#define SEGRED_HOST_NOINLINE __declspec(noinline)
-#else
-#define SEGRED_HOST_NOINLINE
-#endif
-
-// A branch the compiler should lay out off the straight path.
-#if defined(__GNUC__) || defined(__clang__)
-#define SEGRED_HOST_UNLIKELY(c) __builtin_expect(static_cast<bool>(c), 0)
-#else
-#define SEGRED_HOST_UNLIKELY(c) (c)
-#endif
-
 namespace segred {
 namespace host_detail {
 
@@ -73,24 +57,27 @@ struct segment_writer {
         write_segment<T>(r, opts, out, s, st, rows);
     }
 
-    // K one-row segments s0, s0+1, ..: `simple` is tested once for the batch,
-    // and no row count is tested at all, so the common case is a straight
+    // K segments s0, s0+1, .. of `rows` rows each: `simple` and the row
+    // count are tested once for the batch, so the common case is a straight
     // loop of K stores that the compiler can vectorize.
     template <int K>
-    SEGRED_FORCE_INLINE void one_row_batch(std::int64_t s0, const state_t<R, T>* a) const {
+    SEGRED_FORCE_INLINE void equal_batch(std::int64_t s0, const state_t<R, T>* a, std::int64_t rows) const {
         if (simple) {
-            for (int j = 0; j < K; ++j) out.data[s0 + j] = detail::to_output<O>(r.finalize(a[j]));
+            if (rows == 0)
+                for (int j = 0; j < K; ++j) out.data[s0 + j] = empty;
+            else
+                for (int j = 0; j < K; ++j) out.data[s0 + j] = detail::to_output<O>(r.finalize(a[j]));
             return;
         }
-        one_row_batch_general<K>(s0, a);
+        equal_batch_general<K>(s0, a, rows);
     }
 
     // Out of line, so the general case does not crowd the loops' registers.
     // Batches come from one-column loops only: a[j] is segment s0 + j's
     // whole state.
     template <int K>
-    SEGRED_HOST_NOINLINE void one_row_batch_general(std::int64_t s0, const state_t<R, T>* a) const {
-        for (int j = 0; j < K; ++j) write_segment<T>(r, opts, out, s0 + j, a + j, 1);
+    SEGRED_HOST_NOINLINE void equal_batch_general(std::int64_t s0, const state_t<R, T>* a, std::int64_t rows) const {
+        for (int j = 0; j < K; ++j) write_segment<T>(r, opts, out, s0 + j, a + j, rows);
     }
 };
 
@@ -114,21 +101,22 @@ SEGRED_FORCE_INLINE void emit_one(Emit& emit, std::int64_t s, const State& a, st
     }
 }
 
-// emit_one_row_batch<K>(emit, s0, a): K one-row segments s0.. with states
-// a[0..K), through emit.one_row_batch where the callable has it.
+// emit_equal_batch<K>(emit, s0, a, rows): K segments s0.. of `rows` rows
+// each with states a[0..K), through emit.equal_batch where the callable has
+// it.
 template <int K, class Emit, class State, class = void>
-struct has_one_row_batch : std::false_type {};
+struct has_equal_batch : std::false_type {};
 template <int K, class Emit, class State>
-struct has_one_row_batch<K, Emit, State,
-                         std::void_t<decltype(std::declval<const Emit&>().template one_row_batch<K>(
-                             std::int64_t{}, std::declval<const State*>()))>> : std::true_type {};
+struct has_equal_batch<K, Emit, State,
+                       std::void_t<decltype(std::declval<const Emit&>().template equal_batch<K>(
+                           std::int64_t{}, std::declval<const State*>(), std::int64_t{}))>> : std::true_type {};
 
 template <int K, class Emit, class State>
-SEGRED_FORCE_INLINE void emit_one_row_batch(Emit& emit, std::int64_t s0, const State* a) {
-    if constexpr (has_one_row_batch<K, std::remove_reference_t<Emit>, State>::value) {
-        emit.template one_row_batch<K>(s0, a);
+SEGRED_FORCE_INLINE void emit_equal_batch(Emit& emit, std::int64_t s0, const State* a, std::int64_t rows) {
+    if constexpr (has_equal_batch<K, std::remove_reference_t<Emit>, State>::value) {
+        emit.template equal_batch<K>(s0, a, rows);
     } else {
-        for (int j = 0; j < K; ++j) emit_one(emit, s0 + j, a[j], 1);
+        for (int j = 0; j < K; ++j) emit_one(emit, s0 + j, a[j], rows);
     }
 }
 
