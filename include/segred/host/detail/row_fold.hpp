@@ -129,6 +129,27 @@ struct row_fold {
         for (int j = 0; j < K; ++j) a[j] = fold_one(b + j * len, b + (j + 1) * len);
     }
 
+    // Runs that fill the lanes of a register (mixed_short_sums): W of them
+    // at once, run j of len[j] <= masked_rows rows from row b[j], with
+    // masked_rows rows readable from each. Where masked_fold.
+    static constexpr int mixed_runs =
+#if SEGRED_HOST_SSE2
+        masked_fold ? sse_lanes<T>::width : 1;
+#else
+        1;
+#endif
+    SEGRED_FORCE_INLINE void fold_mixed_short(const std::int64_t* b, const std::int64_t* len, state* a) const {
+#if SEGRED_HOST_SSE2
+        if constexpr (masked_fold) {
+            T sums[mixed_runs];
+            mixed_short_sums(values.data, b, len, sums);
+            for (int j = 0; j < mixed_runs; ++j) a[j] = sum_state(sums[j], len[j]);
+            return;
+        }
+#endif
+        for (int j = 0; j < mixed_runs; ++j) a[j] = fold_one(b[j], b[j] + len[j]);
+    }
+
   private:
     // A sum or mean state from the sum of `rows` rows.
     template <class A>

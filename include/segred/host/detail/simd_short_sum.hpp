@@ -89,6 +89,23 @@ SEGRED_FORCE_INLINE void equal_short_sums(const A* x, A* out) {
     }
 }
 
+// The sums of V::width runs at once, run j of len[j] <= short_sum_rows rows
+// from x + b[j], each from +0, left to right (the bits of
+// masked_sum_in_order): 8 rows of each run read and transposed, lane j
+// taking run j's, the rows past a run masked to +0. Lengths that vary from
+// one segment to the next (power law) then cost no branch on a length;
+// x + b[j] .. + short_sum_rows must be readable.
+template <class A>
+SEGRED_FORCE_INLINE void mixed_short_sums(const A* x, const std::int64_t* b, const std::int64_t* len, A* out) {
+    using V = sse_lanes<A>;
+    static_assert(short_sum_rows == 8, "lane_rows8 reads 8 rows");
+    typename V::reg rows[8], a = V::none();
+    V::lane_rows8(x, b, rows);
+    const __m128i n = V::lane_lengths(len);
+    for (int i = 0; i < 8; ++i) a = V::add(a, V::rows_below(rows[i], n, i));
+    V::store(out, a);
+}
+
 // The same for a length known at run time, 2 <= len <= short_sum_rows.
 template <int K, class A>
 SEGRED_FORCE_INLINE void equal_short_sums(const A* x, std::int64_t len, A* out) {

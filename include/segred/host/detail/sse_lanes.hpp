@@ -4,6 +4,7 @@
 // keep their scalar folds, with the same results.
 #pragma once
 
+#include <cstdint>
 #include <type_traits>
 
 #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
@@ -48,6 +49,24 @@ template <> struct sse_lanes<float> {
     }
     static float first(reg a) { return _mm_cvtss_f32(a); }
     static reg add(reg a, reg b) { return _mm_add_ps(a, b); }
+    // The run lengths of the 4 lanes, as rows_below takes them.
+    static __m128i lane_lengths(const std::int64_t* len) {
+        return _mm_setr_epi32(static_cast<int>(len[0]), static_cast<int>(len[1]), static_cast<int>(len[2]),
+                              static_cast<int>(len[3]));
+    }
+    // v with the lanes whose run has at most row i (len <= i) set to +0.
+    static reg rows_below(reg v, __m128i len, int i) {
+        return _mm_and_ps(v, _mm_castsi128_ps(_mm_cmpgt_epi32(len, _mm_set1_epi32(i))));
+    }
+    // rows[i] = row i of the runs at x + b[0..4), lane j holding run j's,
+    // for i < 8: two rows of 4 loaded from each run, transposed.
+    static void lane_rows8(const float* x, const std::int64_t* b, reg* rows) {
+        for (int h = 0; h < 8; h += 4) {
+            __m128 r0 = load(x + b[0] + h), r1 = load(x + b[1] + h), r2 = load(x + b[2] + h), r3 = load(x + b[3] + h);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            rows[h] = r0, rows[h + 1] = r1, rows[h + 2] = r2, rows[h + 3] = r3;
+        }
+    }
     // p[0], p[stride], p[2 stride], p[3 stride].
     static reg gather(const float* p, int stride) { return _mm_setr_ps(p[0], p[stride], p[2 * stride], p[3 * stride]); }
     // Four interleaved partial states l0..l3 (one register) combined as
@@ -75,6 +94,20 @@ template <> struct sse_lanes<double> {
     static reg add_in_order(reg a, reg v) { return _mm_add_sd(_mm_add_sd(a, v), _mm_unpackhi_pd(v, v)); }
     static double first(reg a) { return _mm_cvtsd_f64(a); }
     static reg add(reg a, reg b) { return _mm_add_pd(a, b); }
+    static __m128i lane_lengths(const std::int64_t* len) {  // both 32-bit halves of a lane alike
+        return _mm_setr_epi32(static_cast<int>(len[0]), static_cast<int>(len[0]), static_cast<int>(len[1]),
+                              static_cast<int>(len[1]));
+    }
+    static reg rows_below(reg v, __m128i len, int i) {
+        return _mm_and_pd(v, _mm_castsi128_pd(_mm_cmpgt_epi32(len, _mm_set1_epi32(i))));
+    }
+    static void lane_rows8(const double* x, const std::int64_t* b, reg* rows) {
+        for (int i = 0; i < 8; i += 2) {
+            const __m128d r0 = load(x + b[0] + i), r1 = load(x + b[1] + i);
+            rows[i] = _mm_unpacklo_pd(r0, r1);
+            rows[i + 1] = _mm_unpackhi_pd(r0, r1);
+        }
+    }
     static reg gather(const double* p, int stride) { return _mm_setr_pd(p[0], p[stride]); }
     static reg lane4_total(const reg* l) {  // l[0] holds l0, l1 and l[1] holds l2, l3
         const reg h = _mm_add_pd(l[0], l[1]);

@@ -72,6 +72,17 @@ struct segment_writer {
         equal_batch_general<K>(s0, a, rows);
     }
 
+    // K segments s0, s0+1, .. of rows[j] rows each: `simple` tested once.
+    template <int K>
+    SEGRED_FORCE_INLINE void mixed_batch(std::int64_t s0, const state_t<R, T>* a, const std::int64_t* rows) const {
+        if (simple) {
+            for (int j = 0; j < K; ++j)
+                out.data[s0 + j] = rows[j] == 0 ? empty : detail::to_output<O>(r.finalize(a[j]));
+            return;
+        }
+        for (int j = 0; j < K; ++j) write_segment<T>(r, opts, out, s0 + j, a + j, rows[j]);
+    }
+
     // Out of line, so the general case does not crowd the loops' registers.
     // Batches come from one-column loops only: a[j] is segment s0 + j's
     // whole state.
@@ -117,6 +128,26 @@ SEGRED_FORCE_INLINE void emit_equal_batch(Emit& emit, std::int64_t s0, const Sta
         emit.template equal_batch<K>(s0, a, rows);
     } else {
         for (int j = 0; j < K; ++j) emit_one(emit, s0 + j, a[j], rows);
+    }
+}
+
+// emit_mixed_batch<K>(emit, s0, a, rows): K segments s0.. of rows[j] rows
+// each with states a[0..K), through emit.mixed_batch where the callable has
+// it.
+template <int K, class Emit, class State, class = void>
+struct has_mixed_batch : std::false_type {};
+template <int K, class Emit, class State>
+struct has_mixed_batch<K, Emit, State,
+                       std::void_t<decltype(std::declval<const Emit&>().template mixed_batch<K>(
+                           std::int64_t{}, std::declval<const State*>(), std::declval<const std::int64_t*>()))>>
+    : std::true_type {};
+
+template <int K, class Emit, class State>
+SEGRED_FORCE_INLINE void emit_mixed_batch(Emit& emit, std::int64_t s0, const State* a, const std::int64_t* rows) {
+    if constexpr (has_mixed_batch<K, std::remove_reference_t<Emit>, State>::value) {
+        emit.template mixed_batch<K>(s0, a, rows);
+    } else {
+        for (int j = 0; j < K; ++j) emit_one(emit, s0 + j, a[j], rows[j]);
     }
 }
 
