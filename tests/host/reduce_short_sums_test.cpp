@@ -9,12 +9,13 @@
 // into k % 4, in registers, the last rows masked) combined as (0+2)+(1+3).
 // Values mix magnitudes 1e8 apart (any other order changes the bits), zeros
 // of both signs, infinities and NaN; segments end near the end of the values
-// (where fewer rows are left to read than a masked fold reads); offsets and
-// lengths; 1 and 2 threads.
+// (where fewer rows are left to read than a masked fold reads); offsets,
+// lengths and sorted ids; 1 and 2 threads.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -61,6 +62,22 @@ T promised_sum(const T* x, i64 len) {
     return (l[0] + l[2]) + (l[1] + l[3]);
 }
 
+// Sorted ids fold rows in fixed chunks of 65536 (one column; SEMANTICS.md):
+// a run that crosses a chunk boundary is the sum of its parts, each folded
+// as a run of its own, combined in chunk order.
+constexpr i64 sorted_ids_chunk = 65536;
+
+template <class T>
+T promised_sorted_ids_sum(const T* v, i64 row, i64 len) {
+    i64 cut = std::min(row + len, (row / sorted_ids_chunk + 1) * sorted_ids_chunk);
+    T a = promised_sum(v + row, cut - row);
+    for (i64 k = cut; k < row + len; k = cut) {
+        cut = std::min(row + len, k + sorted_ids_chunk);
+        a += promised_sum(v + k, cut - k);
+    }
+    return a;
+}
+
 // How segment lengths are drawn.
 enum class lengths_kind {
     mixed,    // 0 to 12 rows, mostly within the masked 8, some just past them
@@ -91,32 +108,38 @@ void check_short_sums(segref::rng& g, i64 M, lengths_kind kind) {
     const std::vector<I> off = segref::offsets_from_lengths<I>(len);
     std::vector<I> lengths(len.begin(), len.end());
 
-    std::vector<T> sum(static_cast<std::size_t>(M));
-    for (i64 s = 0, row = 0; s < M; row += len[static_cast<std::size_t>(s)], ++s)
+    std::vector<T> sum(static_cast<std::size_t>(M)), sorted_ids_sum(static_cast<std::size_t>(M));
+    for (i64 s = 0, row = 0; s < M; row += len[static_cast<std::size_t>(s)], ++s) {
         sum[static_cast<std::size_t>(s)] = promised_sum(v.data() + row, len[static_cast<std::size_t>(s)]);
+        sorted_ids_sum[static_cast<std::size_t>(s)] = promised_sorted_ids_sum(v.data(), row, len[static_cast<std::size_t>(s)]);
+    }
 
     const T fill = T(-7);
     const auto opts = segred::options{}.fill(static_cast<double>(fill));
     const auto vals = segred::rows(v.data(), n);
+    // Sorted ids too: their runs fold in the same shapes (the short ones
+    // row by row, 16 rows and more in lanes).
+    std::vector<I> ids;
+    for (i64 s = 0; s < M; ++s) ids.insert(ids.end(), static_cast<std::size_t>(len[static_cast<std::size_t>(s)]), static_cast<I>(s));
+    const auto reduce = [&](const auto& pol, const auto& seg, std::vector<T>& got_sum, std::vector<T>& got_mean) {
+        segred::segment_reduce(pol, vals, seg, segred::rows(got_sum.data(), M), segred::sum{}, opts);
+        segred::segment_reduce(pol, vals, seg, segred::rows(got_mean.data(), M), segred::mean{}, opts);
+    };
     for (int threads : {1, 2})
-        for (int lengths_form = 0; lengths_form < 2; ++lengths_form) {
-            SCOPED_TRACE(::testing::Message() << "threads " << threads << (lengths_form ? ", lengths" : ", offsets"));
+        for (const char* form : {"offsets", "lengths", "sorted ids"}) {
+            SCOPED_TRACE(::testing::Message() << "threads " << threads << ", " << form);
             std::vector<T> got_sum(static_cast<std::size_t>(M), T(99)), got_mean(static_cast<std::size_t>(M), T(99));
             const auto pol = segred::host.threads(threads);
-            if (lengths_form) {
-                const auto seg = segred::lengths(lengths.data(), M);
-                segred::segment_reduce(pol, vals, seg, segred::rows(got_sum.data(), M), segred::sum{}, opts);
-                segred::segment_reduce(pol, vals, seg, segred::rows(got_mean.data(), M), segred::mean{}, opts);
-            } else {
-                const auto seg = segred::offsets(off.data(), M);
-                segred::segment_reduce(pol, vals, seg, segred::rows(got_sum.data(), M), segred::sum{}, opts);
-                segred::segment_reduce(pol, vals, seg, segred::rows(got_mean.data(), M), segred::mean{}, opts);
-            }
+            const std::string f = form;
+            if (f == "lengths") reduce(pol, segred::lengths(lengths.data(), M), got_sum, got_mean);
+            else if (f == "offsets") reduce(pol, segred::offsets(off.data(), M), got_sum, got_mean);
+            else reduce(pol, segred::sorted_ids(ids.data(), M), got_sum, got_mean);
             int reported = 0;
             for (i64 s = 0; s < M && reported < 5; ++s) {
                 const std::size_t k = static_cast<std::size_t>(s);
-                const T want_sum = len[k] == 0 ? fill : sum[k];
-                const T want_mean = len[k] == 0 ? fill : sum[k] / static_cast<T>(len[k]);
+                const T promised = f == "sorted ids" ? sorted_ids_sum[k] : sum[k];
+                const T want_sum = len[k] == 0 ? fill : promised;
+                const T want_mean = len[k] == 0 ? fill : promised / static_cast<T>(len[k]);
                 if (!same_bits(got_sum[k], want_sum) || !same_bits(got_mean[k], want_mean)) {
                     ADD_FAILURE() << "segment " << s << " of " << len[k] << " rows: sum " << got_sum[k] << ", want "
                                   << want_sum << "; mean " << got_mean[k] << ", want " << want_mean;
