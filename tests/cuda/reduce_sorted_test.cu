@@ -126,11 +126,19 @@ TYPED_TEST(CudaSortedReduce, OneRowTiles) {
 // the next tile; 600 segments (500 of them empty); exactly 17 and exactly 16
 // segments (either side of the marks' lower bound); 513 and 512 (either side
 // of the upper one, empty ones included); then a giant segment. With 0 and 3
-// rows before the first offset (keys of -1 in the first tile).
+// rows before the first offset (keys of -1 in the first tile). With a giant
+// segment long enough for the segments to average 256 rows, values of 2, 4
+// or 8 bytes take chunked tiles (128 bytes of rows a thread, staged in
+// 16-byte chunks) where they are 16-byte aligned: there the same layout is
+// laid over their tiles, and the last tile is copied row by row. Unaligned
+// values (shifted) take tiles of rows either way.
 template <form F, class T, class I>
-void searched_keys_case(segref::rng& g, i64 lead) {
-    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead));
-    constexpr i64 tile = 4096;  // computed keys: 16 rows a thread for every value type here
+void searched_keys_case(segref::rng& g, i64 lead, bool shifted, bool chunked) {
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead) +
+                 (shifted ? ", unaligned" : "") + (chunked ? ", chunked tiles" : ""));
+    const i64 per_thread = chunked ? 128 / static_cast<i64>(sizeof(T)) : 16;  // computed keys' rows a thread
+    const i64 tile = 256 * per_thread;
+    const i64 scale = tile / 4096;  // the offsets below are for 4096-row tiles
     std::vector<i64> len = {0, 0};
     i64 row = 0;
     auto push = [&](i64 l) {
@@ -140,12 +148,12 @@ void searched_keys_case(segref::rng& g, i64 lead) {
     auto random_until = [&](i64 stop, i64 max_len) {
         while (row < stop) push(segref::coin(g, 0.25) ? 0 : segref::uniform_int(g, 1, max_len));
     };
-    random_until(3000, 40);
-    push(3200 - row);  // the next segment starts on thread 200's first row
-    push(16);          // and the one after on thread 201's
-    random_until(4000, 40);
-    push(4095 - row);  // the next starts on the tile's last row
-    push(17);          // and ends on the first row of the next tile's thread 1
+    random_until(3000 * scale, 40);
+    push(200 * per_thread - row);  // the next segment starts on thread 200's first row
+    push(per_thread);              // and the one after on thread 201's
+    random_until(4000 * scale, 40);
+    push(tile - 1 - row);  // the next starts on the tile's last row
+    push(per_thread + 1);  // and ends on the first row of the next tile's thread 1
     len.insert(len.end(), 500, 0);
     for (int k = 0; k < 100; ++k) push(segref::uniform_int(g, 1, 8));
     random_until(2 * tile - 100, 40);
@@ -160,7 +168,7 @@ void searched_keys_case(segref::rng& g, i64 lead) {
     len.insert(len.end(), 300, 0);  // 512 starts in the sixth
     for (int k = 0; k < 211; ++k) push(10);
     push(6 * tile + 9 - row);
-    push(200000);
+    push(chunked ? 1000000 : 200000);
     len.insert(len.end(), 3, 0);
     segtest::seg_input<I> s;
     s.kind = F;
@@ -172,15 +180,46 @@ void searched_keys_case(segref::rng& g, i64 lead) {
         s.idx.assign(len.begin(), len.end());
         s.n = row;
     }
-    sum_argmax_and_mean<F, T>(g, s);
+    segtest::trial_config c;
+    c.shifted = shifted;
+    sum_argmax_and_mean<F, T>(g, s, c);
 }
 
 TYPED_TEST(CudaSortedReduce, SearchedTileKeys) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (i64 lead : {i64(0), i64(3)}) searched_keys_case<form::offsets, T, I>(g, lead);
-    searched_keys_case<form::lengths, T, I>(g, 0);
+    for (bool chunked : {false, true})
+        for (bool shifted : {false, true}) {
+            for (i64 lead : {i64(0), i64(3)}) searched_keys_case<form::offsets, T, I>(g, lead, shifted, chunked);
+            searched_keys_case<form::lengths, T, I>(g, 0, shifted, chunked);
+        }
+}
+
+// Fixed segments over several tiles of computed keys: sizes below 16 rows
+// and sizes whose boundaries fall inside 16-byte chunks (17) take tiles of
+// rows; 16 rows and more on chunk starts (16, 20, 32 floats) chunked tiles;
+// segments straddling threads and tiles (20, 1000, 5000), a last tile part
+// full; from aligned values and unaligned ones (which take tiles of rows).
+template <class T, class I>
+void fixed_chunks_case(segref::rng& g, i64 size, bool shifted) {
+    SCOPED_TRACE("fixed size " + std::to_string(size) + (shifted ? ", unaligned" : ""));
+    segtest::seg_input<I> s;
+    s.kind = form::fixed;
+    s.fixed_size = size;
+    s.M = (5 * 8192 + 77 + size - 1) / size;  // the last tile part full
+    s.n = size * s.M;
+    segtest::trial_config c;
+    c.shifted = shifted;
+    sum_argmax_and_mean<form::fixed, T>(g, s, c);
+}
+
+TYPED_TEST(CudaSortedReduce, FixedChunkedTiles) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (i64 size : {2, 3, 4, 5, 7, 8, 16, 17, 20, 32, 1000, 5000})
+        for (bool shifted : {false, true}) fixed_chunks_case<T, I>(g, size, shifted);
 }
 
 // Rows of several columns over a layout: from 8 columns each lane reads a

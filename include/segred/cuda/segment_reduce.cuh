@@ -228,7 +228,8 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
             return;
         }
         if (one_column && seg.size > 0) {
-            detail::tile_reduce<int>(p, values, detail::fixed_keys{seg.size, seg.M}, seg.M, out, r, opts);
+            detail::tile_reduce_computed(p, values, detail::fixed_keys{seg.size, seg.M}, seg.M, out, r, opts,
+                                         detail::fixed_rows_chunked<T>(seg.size));
             return;
         }
         // Fixed segments need no layout in memory: starts are s * size.
@@ -260,8 +261,8 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
                     detail::tile_reduce<int>(p, values, detail::start_keys<std::int64_t, true>{L.starts, M}, M, out,
                                              r, opts);
                 else
-                    detail::tile_reduce<int>(p, values, detail::start_keys<std::int64_t, false>{L.starts, M}, M, out,
-                                             r, opts);
+                    detail::tile_reduce_computed(p, values, detail::start_keys<std::int64_t, false>{L.starts, M}, M,
+                                                 out, r, opts, values.n >= M * detail::chunk_min_avg_rows);
                 return;
             }
         }
