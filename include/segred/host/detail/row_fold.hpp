@@ -123,10 +123,11 @@ struct row_fold {
             T sums[K];
             equal_short_sums<K>(values.data + b, len, sums);
             for (int j = 0; j < K; ++j) a[j] = sum_state(sums[j], len);
-            return;
-        }
+        } else  // (an else, not a return: nvcc warned of an unreachable loop)
 #endif
-        for (int j = 0; j < K; ++j) a[j] = fold_one(b + j * len, b + (j + 1) * len);
+        {
+            for (int j = 0; j < K; ++j) a[j] = fold_one(b + j * len, b + (j + 1) * len);
+        }
     }
 
     // Runs that fill the lanes of a register (mixed_short_sums): W of them
@@ -144,10 +145,11 @@ struct row_fold {
             T sums[mixed_runs];
             mixed_short_sums(values.data, b, len, sums);
             for (int j = 0; j < mixed_runs; ++j) a[j] = sum_state(sums[j], len[j]);
-            return;
-        }
+        } else
 #endif
-        for (int j = 0; j < mixed_runs; ++j) a[j] = fold_one(b[j], b[j] + len[j]);
+        {
+            for (int j = 0; j < mixed_runs; ++j) a[j] = fold_one(b[j], b[j] + len[j]);
+        }
     }
 
   private:
