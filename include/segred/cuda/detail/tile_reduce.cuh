@@ -94,6 +94,12 @@ struct fixed_keys {
     __device__ std::int64_t first_between(std::int64_t row, std::int64_t, std::int64_t) const { return first(row); }
     // First row past segment `key` (past every row for key M).
     __device__ std::int64_t bound(std::int64_t key) const { return key < M ? (key + 1) * size : INT64_MAX; }
+    // Row `row` has reached `bound`, the end of segment key: the next key and
+    // its bound, by adds (rows go up by one, so one segment at a time).
+    __device__ void advance(std::int64_t& key, std::int64_t& b, std::int64_t) const {
+        ++key;
+        b = key < M ? b + size : INT64_MAX;
+    }
 };
 
 // Keys from starts[M + 1] (the caller's offsets in place, or starts built
@@ -143,6 +149,16 @@ struct start_keys {
         }
         while (key < M && start(key + 1) <= row) ++key;
         return key;
+    }
+    // Row `row` has reached `b`, the bound of key: the key of row and its
+    // bound, the start that ended the search read once for both.
+    __device__ void advance(std::int64_t& key, std::int64_t& b, std::int64_t row) const {
+        if (key < 0) key = 0;
+        b = key < M ? start(key + 1) : INT64_MAX;
+        while (b <= row) {
+            ++key;
+            b = key < M ? start(key + 1) : INT64_MAX;
+        }
     }
 };
 
@@ -779,7 +795,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             } else if (in_range(cur)) {
                 write_segment<T>(r, opts, out, cur, 0, st, i - run_start);
             }
-            write_empty_range<T>(r, opts, out, M, cur, k, gaps);
+            if (k - cur > 1) write_empty_range<T>(r, opts, out, M, cur, k, gaps);
             st = r.template init<T>();
             run_start = i;
             cur = k;
@@ -819,8 +835,9 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                     const int i = i0 + e;
                     if (i >= count) break;
                     if (i >= run_end) {
-                        close_run(i, keys.next(cur, row0 + i));
-                        bound = keys.bound(cur);
+                        std::int64_t k = cur;
+                        keys.advance(k, bound, row0 + i);
+                        close_run(i, k);
                         run_end = end_of_run();
                     }
                     r.update(st, x.e[e], row0 + i);
@@ -846,8 +863,9 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                     if (k != static_cast<I>(cur)) close_run(i, static_cast<std::int64_t>(k));
                 } else {
                     if (row0 + i >= bound) {
-                        close_run(i, keys.next(cur, row0 + i));
-                        bound = keys.bound(cur);
+                        std::int64_t k = cur;
+                        keys.advance(k, bound, row0 + i);
+                        close_run(i, k);
                     }
                 }
                 r.update(st, v, row0 + i);
