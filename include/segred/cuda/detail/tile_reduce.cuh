@@ -86,16 +86,12 @@ struct fixed_keys {
         const std::int64_t s = row / size;
         return s < M ? s : M;
     }
-    // Rows go up by one, so the key does too, once per `size` rows: a
-    // compare instead of a 64-bit division per row.
-    __device__ std::int64_t next(std::int64_t key, std::int64_t row) const {
-        return key < M && row >= (key + 1) * size ? key + 1 : key;
-    }
     __device__ std::int64_t first_between(std::int64_t row, std::int64_t, std::int64_t) const { return first(row); }
     // First row past segment `key` (past every row for key M).
     __device__ std::int64_t bound(std::int64_t key) const { return key < M ? (key + 1) * size : INT64_MAX; }
-    // Row `row` has reached `bound`, the end of segment key: the next key and
-    // its bound, by adds (rows go up by one, so one segment at a time).
+    // Row `row` has reached `b`, the end of segment key: the next key and its
+    // bound, by adds (rows go up by one, so the key does too, once per
+    // `size` rows: no 64-bit division or product per row).
     __device__ void advance(std::int64_t& key, std::int64_t& b, std::int64_t) const {
         ++key;
         b = key < M ? b + size : INT64_MAX;
@@ -142,14 +138,6 @@ struct start_keys {
     __device__ std::int64_t bound(std::int64_t key) const {
         return key < 0 ? start(0) : key < M ? start(key + 1) : INT64_MAX;
     }
-    __device__ std::int64_t next(std::int64_t key, std::int64_t row) const {
-        if (key < 0) {
-            if (row < start(0)) return -1;
-            key = 0;
-        }
-        while (key < M && start(key + 1) <= row) ++key;
-        return key;
-    }
     // Row `row` has reached `b`, the bound of key: the key of row and its
     // bound, the start that ended the search read once for both.
     __device__ void advance(std::int64_t& key, std::int64_t& b, std::int64_t row) const {
@@ -174,8 +162,9 @@ constexpr bool chunk_capable = sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 
 // 5 rows: 0.8-0.88x), and segments from starts averaging 256 rows or more
 // (lengths uniform in 0..512: 1.18x, 0..2048: 1.21x, 2^20: 1.32x; in
 // 0..128: 0.95x, 0..64: 0.86x). Where boundaries fall inside chunks the
-// chunk is folded row by row from registers; why that costs more than the
-// row-by-row kernel is not yet known.
+// chunk is folded row by row from registers, and a warp runs each lane's
+// run close apart (see the fold in tile_reduce_kernel): that measured
+// slower than the row-by-row kernel.
 template <class Keys>
 struct chunked : Keys {
     static constexpr bool chunks = true;
@@ -781,7 +770,13 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         // Fold this thread's runs. Inner runs are complete and written now;
         // the first run (head) and the last one go through the block scan.
         // Computed keys change where the row reaches `bound`, the first row
-        // of the next segment, so most rows cost one compare.
+        // of the next segment, so most rows cost one compare. Lanes close
+        // runs at different rows, and a warp runs the close once for every
+        // row at which one of its lanes does, so the close is kept short:
+        // keys advance by adds or one read of the starts (advance), empty
+        // segments are written only where two keys leave a gap. (With a
+        // search and a product per close, 17-row fixed segments ran at 0.6x
+        // the speed of this one on an H200.)
         S st = r.template init<T>(), head = st;
         std::int64_t head_rows = 0, cur = k_first, bound = 0;
         if constexpr (!keys_staged<Keys>) bound = keys.bound(cur);
