@@ -201,10 +201,11 @@ constexpr bool keys_staged = Keys::loaded || Keys::derived;
 // chunk and read back with one shared load a chunk, where a row cost a
 // 4-byte copy and a load of its own. The per-tile work (a thread's first
 // key, the block scan, the writes around it) is then spread over twice the
-// rows of a float tile. With 16 rows a thread and a row at a time, the
-// kernel issued 36 instructions a row on fixed 1024-row segments (ncu,
-// H200), a quarter of them the block scan, and read at half the speed of a
-// plain read of the same bytes.
+// rows of a float tile. With 16 rows a thread the kernel issued 42
+// instructions a row on fixed 16-row segments (ncu, H200), and a first
+// chunked version with 16 rows a thread still 36 on 1024-row ones, a
+// quarter of them the block scan; both read at half the speed of a plain
+// read of the same bytes.
 template <class T, class Keys>
 constexpr bool chunk_staged = Keys::chunks && !keys_staged<Keys> && chunk_capable<T>;
 
