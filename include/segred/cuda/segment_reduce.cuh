@@ -243,9 +243,7 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         constexpr bool starts_form = Seg::kind == segment_kind::offsets || Seg::kind == segment_kind::lengths;
         const std::int64_t M = seg.num_segments();
         const bool derive = one_column && M > 0 && M < std::numeric_limits<int>::max() &&
-                            values.n <= M * (Seg::kind == segment_kind::offsets
-                                                 ? detail::derive_max_rows_per_segment
-                                                 : detail::derive_max_rows_per_built_segment);
+                            values.n <= M * detail::derive_max_rows_per_segment;
         if constexpr (Seg::kind == segment_kind::offsets) {
             if (derive && opts.bounds_mode != bounds_policy::drop) {
                 if (opts.bounds_mode == bounds_policy::check) detail::check_offsets(p, fn, seg, values.n);

@@ -138,15 +138,19 @@ struct start_keys {
     __device__ std::int64_t bound(std::int64_t key) const {
         return key < 0 ? start(0) : key < M ? start(key + 1) : INT64_MAX;
     }
-    // Row `row` has reached `b`, the bound of key: the key of row and its
-    // bound, the start that ended the search read once for both.
+    // Row `row` has reached `b`, the bound of key (so key < M; from key -1
+    // too, whose bound is starts[0]): the key of row and its bound, the
+    // start that ended the search read once for both. Key is done, so the
+    // search begins at key + 1: one read of the starts where the next
+    // segment holds the row. (Beginning at key itself read b again first: a
+    // dependent load and a loop pass more in every close, which on uniform
+    // 0..64-row segments ran with one lane of the warp active, ncu, H200;
+    // 1.14x there without them.)
     __device__ void advance(std::int64_t& key, std::int64_t& b, std::int64_t row) const {
-        if (key < 0) key = 0;
-        b = key < M ? start(key + 1) : INT64_MAX;
-        while (b <= row) {
+        do {
             ++key;
             b = key < M ? start(key + 1) : INT64_MAX;
-        }
+        } while (b <= row);
     }
 };
 
@@ -182,13 +186,15 @@ constexpr bool fixed_rows_chunked(std::int64_t size) {
     return false;
 }
 
-// Start keys are derived where segments average at most this many rows:
-// 16 over the caller's offsets, 2 over the int64 starts built from lengths
-// (twice the bytes per segment for the derivation to read). Measured on an
-// H100 against computed keys: offsets 1.5x at one-row segments, 1.05x at 4,
-// 1.2x on Pareto lengths; lengths 1.2x at one row, 0.94x at 4.
+// Start keys are derived where segments average at most this many rows, over
+// the caller's offsets or the int64 starts built from lengths. Measured
+// against computed keys: offsets 1.5x at one-row segments, 1.05x at 4,
+// 1.2x on Pareto lengths (H100, before tiles of many segments were folded a
+// thread a segment: fold_tile_segments); lengths (H200, with those tiles)
+// 1.66x / 1.68x on lengths uniform in 0..8 / 0..16 rows, 1.05x with 90% of
+// segments empty, where the built starts derived only up to 2 and then 4
+// rows a segment.
 constexpr std::int64_t derive_max_rows_per_segment = 16;
-constexpr std::int64_t derive_max_rows_per_built_segment = 2;
 
 // Whether a tile's row keys sit in shared memory (loaded with the values, or
 // derived there), rather than computed row by row.
@@ -217,17 +223,17 @@ constexpr int tile_items_for() {
 
 // Where element i of thread u's rows sits in a chunked stage, in bytes.
 // 16-byte shared loads are served 8 threads at a time; laid out plainly,
-// those 8 threads' chunk j (32 to 128 bytes apart) would share banks, so
-// thread u keeps its chunk j at place j ^ swizzle(u) of its own bytes: 8
-// consecutive threads' chunk j then cover 8 different 16-byte bank groups.
-// The copies, 8 consecutive chunks of the tile at a time, permute within
-// one 128-byte line, so they stay free of conflicts too.
+// those 8 threads' chunk j (128 bytes apart) would share banks, so thread u
+// keeps its chunk j at place j ^ (u % 8) of its own bytes: 8 consecutive
+// threads' chunk j then cover 8 different 16-byte bank groups. The copies,
+// 8 consecutive chunks of the tile at a time, permute within one 128-byte
+// line, so they stay free of conflicts too.
 template <class T, int Items>
 struct chunk_layout {
     static constexpr int elems = static_cast<int>(16 / sizeof(T));  // values a chunk
-    static constexpr int chunks = Items / elems;                     // chunks a thread: 2, 4 or 8
-    static_assert(chunks >= 2 && chunks <= 8 && Items % elems == 0, "a thread's rows are 2 to 8 whole chunks");
-    __device__ static int swizzle(int u) { return (u / (8 / chunks)) % chunks; }
+    static constexpr int chunks = Items / elems;
+    static_assert(chunks == 8 && Items % elems == 0, "a thread's rows are 8 whole chunks (128 bytes)");
+    __device__ static int swizzle(int u) { return u % chunks; }
     __device__ static unsigned chunk_offset(int u, int j) {
         return static_cast<unsigned>((u * chunks + (j ^ swizzle(u))) * 16);
     }
@@ -431,15 +437,15 @@ __device__ __forceinline__ row_vector<static_cast<int>(16 / sizeof(T)), T> load_
 }
 
 // Start copying a chunked tile (chunk_staged) of `valid` rows from lo into
-// the stage at shared address at. A full tile of 16-byte-aligned values
-// copies chunk by chunk, a warp's copies consecutive in memory; the last
-// tile row by row into the same places, and so would values off that
-// alignment (the host sends those to tiles of rows: tile_reduce_computed).
+// the stage at shared address at. A full tile copies chunk by chunk, a
+// warp's copies consecutive in memory (values start 16-byte aligned: the
+// host sends others to tiles of rows, tile_reduce_computed); the last tile
+// row by row into the same places.
 template <class T, int Items>
-__device__ void stage_tile_chunks(unsigned at, const T* values, std::int64_t lo, int valid, bool aligned) {
+__device__ void stage_tile_chunks(unsigned at, const T* values, std::int64_t lo, int valid) {
     using layout = chunk_layout<T, Items>;
     const int t = threadIdx.x;
-    if (aligned && valid == Items * tile_threads) {
+    if (valid == Items * tile_threads) {
 #pragma unroll
         for (int k = 0; k < layout::chunks; ++k) {
             const int c = k * tile_threads + t;  // the tile's chunk c is thread c / chunks's chunk c % chunks
@@ -466,11 +472,11 @@ __device__ void stage_tile_chunks(unsigned at, const T* values, std::int64_t lo,
 // through registers, synchronously.
 template <class T, class I, class Keys>
 __device__ void stage_tile(tile_stage<T, I, Keys>& st, unsigned at, const T* values, Keys keys, std::int64_t lo,
-                           int valid, bool aligned) {
+                           int valid) {
     using stage_t = tile_stage<T, I, Keys>;
     constexpr int items = stage_t::items;
     if constexpr (chunk_staged<T, Keys>) {
-        stage_tile_chunks<T, items>(at, values, lo, valid, aligned);
+        stage_tile_chunks<T, items>(at, values, lo, valid);
         __pipeline_commit();
         return;
     }
@@ -528,10 +534,14 @@ __device__ void stage_tile(tile_stage<T, I, Keys>& st, unsigned at, const T* val
 // rows. The first row of each non-empty segment in (k0, k1] is marked with
 // it; each thread finds the last mark in its own rows, a block-wide max-scan
 // gives each thread the key its first row continues, and the thread fills its
-// rows forward. Called by the whole block.
-template <class I, class Keys, class Stage, class ScanTemp>
+// rows forward. The empty segments in (k0, k1), which the same pass over the
+// starts finds, are written here by write_empty(s): a thread a segment, so
+// a warp's writes are consecutive, where the fold's threads would each
+// write the gaps they see one by one (the fold leaves them: derived_gap).
+// Called by the whole block.
+template <class I, class Keys, class Stage, class ScanTemp, class WriteEmpty>
 __device__ void derive_tile_keys(Stage& stage, Keys keys, std::int64_t lo, int valid, std::int64_t k0,
-                                 std::int64_t k1, ScanTemp& scan_temp) {
+                                 std::int64_t k1, ScanTemp& scan_temp, WriteEmpty write_empty) {
     constexpr int items = Stage::items;
     constexpr I none = I(1) << (8 * sizeof(I) - 1);  // the most negative I: no mark
     const int t = threadIdx.x;
@@ -545,6 +555,8 @@ __device__ void derive_tile_keys(Stage& stage, Keys keys, std::int64_t lo, int v
         if (s == keys.M || keys.start(s + 1) > b) {
             const std::int64_t e = b - lo;
             if (e >= 0 && e < valid) stage.keys[tile_slot<items>(static_cast<int>(e))] = static_cast<I>(s);
+        } else {
+            write_empty(s);  // s < k1: the last row's segment has rows
         }
     }
     __syncthreads();
@@ -556,6 +568,134 @@ __device__ void derive_tile_keys(Stage& stage, Keys keys, std::int64_t lo, int v
         cur = mine[j] != none ? mine[j] : cur;
         mine[j] = cur;
     }
+}
+
+// Derived keys of many short segments: a tile whose rows hold at least this
+// many segment starts (16 rows a segment or fewer, empty ones counted) but
+// no more than half a start a row (one-row segments take the coalesced
+// one-row path of the row-by-row fold: 1.1x faster), and whose non-empty
+// segments average at most segment_tile_max_rows rows, is folded a thread
+// a segment (fold_tile_segments) instead of a thread a run of rows;
+// segments of more than segment_thread_max_rows rows in it go to a warp
+// each. Measured on an H200 (fp32 sums over offsets, against the row-by-row
+// fold): 2-row segments 1.59x, 4-row 1.54x, uniform 0..8 rows 1.60x, 0..16
+// 1.72x, Pareto lengths 1.21x, 90% empty segments of 1..64 rows 1.05x (most
+// tiles left to the row-by-row fold), uniform 0..32 1.00x. With every such
+// tile folded a thread a segment, the 90% empty ones ran 0.73x (non-empty
+// segments averaging 32 rows: lanes wait on the one with the most rows).
+constexpr std::int64_t segment_tile_min_span = tile_threads;
+constexpr std::int64_t segment_tile_max_rows = 12;
+constexpr int segment_thread_max_rows = 32;
+
+// The stage's key slots (unused by fold_tile_segments) hold the tile's
+// segment starts, then the count and list of its long segments.
+template <class T, class Keys>
+constexpr std::int64_t segment_tile_max_span =
+    tile_threads * tile_stage<T, int, Keys>::items / 2;  // half a start a row
+template <class T, class Keys>
+constexpr bool segment_tile_fits = tile_stage<T, int, Keys>::slots >=
+                                   segment_tile_max_span<T, Keys> + 3 +
+                                       tile_threads * tile_stage<T, int, Keys>::items / (segment_thread_max_rows + 1);
+
+// Fold a staged tile [lo, hi) segment by segment, where that pays: thread t
+// takes segments k0 + t, k0 + t + 256, .. of the tile's keys [k0, k1],
+// folds its rows from the stage in order and writes it; consecutive threads
+// write consecutive segments, empty ones included. The row-by-row fold has
+// each lane close its runs at its own rows, and a warp runs that close once
+// for every row at which one of its lanes does (one lane a close on random
+// segment lengths, ncu); here a warp's lanes close together. The starts of
+// the tile's segments are read first, all at once, into `scratch` (the
+// stage's key slots), as row offsets in the tile. Segments longer than
+// segment_thread_max_rows rows in the tile are folded by a warp each: lane l
+// takes the l-th 32nd of the rows, and a fixed tree combines the lanes.
+// Where a sample of the segments says the non-empty ones average more than
+// segment_tile_max_rows rows, the tile is left to the row-by-row fold
+// (returns false, the same for the whole block). Rows of k0 that began
+// before the tile (before_key == k0) and rows of k1 that go on after it
+// (after_key == k1) are partial: they go to the tile's carry as its head
+// and tail, as in the row-by-row fold. Called by the whole block, with
+// k1 - k0 at most segment_tile_max_span.
+template <class T, class O, class R, class S, class Keys>
+__device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, const R& r, const options& opts,
+                                   const rows_view<O>& out, std::int64_t M, std::int64_t lo, std::int64_t hi,
+                                   std::int64_t n, std::int64_t k0, std::int64_t k1, std::int64_t before_key,
+                                   std::int64_t after_key, tile_carry<S>& carry, const gap_list& gaps) {
+    constexpr int items = tile_stage<T, int, Keys>::items;
+    static_assert(segment_tile_fits<T, Keys>, "the starts and the long segments fit the stage's key slots");
+    const int t = threadIdx.x, lane = t % 32;
+    const int span = static_cast<int>(k1 - k0), rows = static_cast<int>(hi - lo);
+    auto in_range = [M](std::int64_t k) { return k >= 0 && k < M; };
+    // How many of the tile's segments have rows, from one segment a thread
+    // spread over (k0, k1): reading every start first cost tiles left to
+    // the row-by-row fold 14% (90% empty segments).
+    {
+        const std::int64_t s = k0 + 1 + std::int64_t(t) * span / tile_threads;  // in (k0, k1]
+        const bool filled = s < M && keys.start(s + 1) > keys.start(s);
+        const std::int64_t sampled = __syncthreads_count(filled);
+        if (sampled * span * segment_tile_max_rows < std::int64_t(tile_threads) * rows) return false;
+    }
+    // scratch[j]: where segment k0 + j begins in the tile, clipped to it.
+    for (int j = t; j <= span + 1; j += tile_threads) {
+        const std::int64_t s = k0 + j;
+        std::int64_t b = s < 0 ? 0 : s > M ? rows : keys.start(s) - lo;
+        b = b < 0 ? 0 : b > rows ? rows : b;
+        scratch[j] = static_cast<int>(b);
+    }
+    int* listed = scratch + span + 2;  // the count of long segments, then their offsets from k0
+    if (t == 0) *listed = 0;
+    __syncthreads();
+
+    const bool began_before = lo > 0 && before_key == k0 && in_range(k0);
+    const bool goes_on = hi < n && after_key == k1 && in_range(k1);
+    auto finish = [&](std::int64_t s, const S& st, std::int64_t count) {
+        if (s == k0 && began_before) {  // and goes on too where k0 == k1: the tile passes
+            carry.head = st;
+            carry.head_rows = count;
+        } else if (s == k1 && goes_on) {
+            carry.tail = st;
+            carry.tail_rows = count;
+        } else {
+            write_segment<T>(r, opts, out, s, 0, st, count);
+        }
+    };
+    auto fold = [&](S& st, int b, int e) {
+        for (int i = b; i < e; ++i)
+            r.update(st, load_shared<T>(vals_at + unsigned(tile_slot<items>(i) * sizeof(T))), lo + i);
+    };
+    if (t == 0) {
+        const bool passes = goes_on && began_before && k0 == k1;
+        carry.passes = passes;
+        carry.tail_key = goes_on && !passes ? k1 : -1;
+        // Empty segments between the row before the tile and its first.
+        if (k0 != before_key) write_empty_range<T>(r, opts, out, M, before_key, k0, gaps);
+    }
+    if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k1, M, gaps);
+    for (int j = t; j <= span; j += tile_threads) {
+        const std::int64_t s = k0 + j;
+        if (!in_range(s)) continue;  // rows before the first start or past the last
+        const int b = scratch[j], e = scratch[j + 1];
+        if (e - b > segment_thread_max_rows) {
+            listed[1 + atomicAdd(listed, 1)] = j;
+            continue;
+        }
+        S st = r.template init<T>();
+        fold(st, b, e);
+        finish(s, st, e - b);
+    }
+    __syncthreads();
+    const int long_count = *listed;
+    for (int q = t / 32; q < long_count; q += tile_threads / 32) {
+        const int j = listed[1 + q], b = scratch[j], e = scratch[j + 1];
+        const int per = (e - b + 31) / 32, mb = b + lane * per;
+        S st = r.template init<T>();
+        fold(st, mb, mb + per < e ? mb + per : e);
+        for (int w = 16; w > 0; w /= 2) {
+            const S other = shuffle_down(st, w);
+            if (lane < w) r.combine(st, other);
+        }
+        if (lane == 0) finish(k0 + j, st, e - b);
+    }
+    return true;
 }
 
 template <class T, class I, class Keys>
@@ -593,6 +733,12 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         hi = lo + tile_rows < n ? lo + tile_rows : n;
     };
     auto in_range = [M](std::int64_t k) { return k >= 0 && k < M; };
+    // Whether a segment of rows is written by one store of its finalized
+    // state (write_result with nothing but out to write): the row-by-row
+    // fold's close then skips the tests of the options, which a warp ran
+    // once for each lane that closed a run at its own row.
+    const bool plain_writes = !chunk_staged<T, Keys> && !opts.accumulate_into && opts.counts_out == nullptr &&
+                              (!R::has_arg || opts.arg_ptr == nullptr);
 
     // Searched keys (starts of long segments): first_marks[u] is the
     // largest s - k0 of the tile's segments s that begin after thread
@@ -612,12 +758,10 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         __syncthreads();
     }
 
-    // Chunked stages copy whole chunks only from 16-byte-aligned values.
-    const bool aligned = (reinterpret_cast<std::uintptr_t>(values.data) & 15) == 0;
     std::int64_t lo, hi;
     if (std::int64_t(blockIdx.x) < tiles) {
         bounds(blockIdx.x, lo, hi);
-        stage_tile<T, I>(stages[0], stages_at, values.data, keys, lo, static_cast<int>(hi - lo), aligned);
+        stage_tile<T, I>(stages[0], stages_at, values.data, keys, lo, static_cast<int>(hi - lo));
     }
     int buf = 0;
     for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, buf ^= 1) {
@@ -645,7 +789,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             std::int64_t alo, ahi;
             bounds(after, alo, ahi);
             stage_tile<T, I>(stages[buf ^ 1], stages_at + (buf ^ 1) * unsigned(sizeof(stage_t)), values.data, keys,
-                             alo, static_cast<int>(ahi - alo), aligned);
+                             alo, static_cast<int>(ahi - alo));
         } else {
             __pipeline_commit();  // an empty batch keeps "all but the newest" meaning this tile
         }
@@ -675,9 +819,20 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         __pipeline_wait_prior(1);
         __syncthreads();
         if constexpr (Keys::derived) {
+            const std::int64_t k0 = tile_keys[0], k1 = tile_keys[1];
+            if (k1 - k0 >= segment_tile_min_span && k1 - k0 <= segment_tile_max_span<T, Keys> &&
+                fold_tile_segments<T, O, R, S>(stages_at + unsigned(buf * sizeof(stage_t)), stages[buf].keys, keys,
+                                               r, opts, out, M, lo, hi, n, k0, k1,
+                                               lo > 0 ? edge_keys[2 * tile - 1] : std::int64_t(-1),
+                                               hi < n ? edge_keys[2 * tile + 2] : M, carry[tile], gaps)) {
+                __syncthreads();  // this stage and tile_keys are reused by the next tiles
+                continue;
+            }
             __shared__ typename tile_block_scan<I>::TempStorage key_scan_temp;
             derive_tile_keys<I>(stages[buf], keys, lo, static_cast<int>(hi - lo), tile_keys[0], tile_keys[1],
-                                key_scan_temp);
+                                key_scan_temp, [&](std::int64_t s) {
+                                    write_segment<T>(r, opts, out, s, 0, S(r.template init<T>()), 0);
+                                });
         }
         const stage_t& stage = stages[buf];
         const std::int64_t row0 = lo + std::int64_t(t) * tile_items;
@@ -775,7 +930,8 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         // runs at different rows, and a warp runs the close once for every
         // row at which one of its lanes does, so the close is kept short:
         // keys advance by adds or one read of the starts (advance), empty
-        // segments are written only where two keys leave a gap. (With a
+        // segments are written only where two keys leave a gap (and, for
+        // derived keys, outside the tile's key range). (With a
         // search and a product per close, 17-row fixed segments ran at 0.6x
         // the speed of this one on an H200.)
         S st = r.template init<T>(), head = st;
@@ -783,15 +939,29 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         if constexpr (!keys_staged<Keys>) bound = keys.bound(cur);
         int run_start = 0;
         bool multi = false;
+        // Whether the empty segments between keys a and b were written by
+        // derive_tile_keys: derived keys, and both inside the tile's range.
+        std::int64_t derived_k0 = 0, derived_k1 = 0;
+        if constexpr (Keys::derived) {
+            derived_k0 = tile_keys[0];
+            derived_k1 = tile_keys[1];
+        }
+        auto derived_gap = [&](std::int64_t a, std::int64_t b) {
+            return Keys::derived && a >= derived_k0 && b <= derived_k1;
+        };
         auto close_run = [&](int i, std::int64_t k) {  // the run of `cur` ends before row i; key k begins
             if (!multi) {
                 head = st;
                 head_rows = i - run_start;
                 multi = true;
             } else if (in_range(cur)) {
-                write_segment<T>(r, opts, out, cur, 0, st, i - run_start);
+                if (plain_writes) {  // an inner run has rows
+                    out(cur, 0) = segred::detail::to_output<O>(r.finalize(st));
+                } else {
+                    write_segment<T>(r, opts, out, cur, 0, st, i - run_start);
+                }
             }
-            if (k - cur > 1) write_empty_range<T>(r, opts, out, M, cur, k, gaps);
+            if (k - cur > 1 && !derived_gap(cur, k)) write_empty_range<T>(r, opts, out, M, cur, k, gaps);
             st = r.template init<T>();
             run_start = i;
             cur = k;
@@ -874,7 +1044,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             k_last = cur;  // the last row's key, or M past the input
             neighbour_keys();
         }
-        if (k_first != prev) write_empty_range<T>(r, opts, out, M, prev, k_first, gaps);
+        if (k_first != prev && !derived_gap(prev, k_first)) write_empty_range<T>(r, opts, out, M, prev, k_first, gaps);
         const std::int64_t rows = count - run_start;
         if (!multi) {
             head = st;
