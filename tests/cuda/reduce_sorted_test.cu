@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -118,6 +119,23 @@ TYPED_TEST(CudaSortedReduce, OneRowTiles) {
     one_row_tiles_case<form::fixed, T, I>(g);
 }
 
+// Offsets (with `lead` rows before the first and 5 rows past the last) or
+// lengths of segments of len rows, `rows` in all.
+template <form F, class I>
+segtest::seg_input<I> starts_input(const std::vector<i64>& len, i64 rows, i64 lead) {
+    segtest::seg_input<I> s;
+    s.kind = F;
+    s.M = static_cast<i64>(len.size());
+    if constexpr (F == form::offsets) {
+        s.idx = segref::offsets_from_lengths<I>(len, lead);
+        s.n = rows + lead + 5;
+    } else {
+        s.idx.assign(len.begin(), len.end());
+        s.n = rows;
+    }
+    return s;
+}
+
 // Offsets and lengths of segments averaging more than 16 rows: the tile
 // reduction computes row keys, each thread's first key coming from marks the
 // tile's segment starts leave (tiles of 17 to 512 segments) or from a search
@@ -170,16 +188,7 @@ void searched_keys_case(segref::rng& g, i64 lead, bool shifted, bool chunked) {
     push(6 * tile + 9 - row);
     push(chunked ? 1000000 : 200000);
     len.insert(len.end(), 3, 0);
-    segtest::seg_input<I> s;
-    s.kind = F;
-    s.M = static_cast<i64>(len.size());
-    if constexpr (F == form::offsets) {
-        s.idx = segref::offsets_from_lengths<I>(len, lead);
-        s.n = row + lead + 5;  // rows past the last offset too
-    } else {
-        s.idx.assign(len.begin(), len.end());
-        s.n = row;
-    }
+    const segtest::seg_input<I> s = starts_input<F, I>(len, row, lead);
     segtest::trial_config c;
     c.shifted = shifted;
     sum_argmax_and_mean<F, T>(g, s, c);
@@ -194,6 +203,84 @@ TYPED_TEST(CudaSortedReduce, SearchedTileKeys) {
             for (i64 lead : {i64(0), i64(3)}) searched_keys_case<form::offsets, T, I>(g, lead, shifted, chunked);
             searched_keys_case<form::lengths, T, I>(g, 0, shifted, chunked);
         }
+}
+
+// Offsets and lengths of short segments (at most 16 rows a segment, empty
+// ones counted, so both forms derive their tiles' keys in shared memory).
+// Tiles whose non-empty segments average at most 12 rows are folded a
+// thread a segment, with segments of over 32 rows in the tile a warp each;
+// the others row by row, where the empty segments inside a tile's key range
+// are written by the pass that derives the keys, and the fold writes only
+// those it meets at the tile's edges. `empty` is the share of empty
+// segments among ones of 1 to max_len rows: (0.9, 8) gives tiles folded a
+// thread a segment, (0.6, 40) tiles folded row by row. Each layout holds:
+// a gap of 200 empty segments inside a tile; a 50-row and a 300-row segment
+// inside tiles (a warp each where segments are short); a gap of 100 between
+// a segment ending on a tile's last row and the next tile's first segment;
+// a gap of 30 between two threads' rows (a segment ends on thread 4's last
+// row); an 80-row segment across a tile boundary and a 15-row one across
+// the next (partial heads and tails, each long or short); a segment of
+// three tiles' rows (two tiles passed through); empty segments before the
+// first row (and rows before the first offset) and after the last (and
+// rows past the last offset). Sum, argmax, an accumulated mean with counts,
+// and a sum and max whose empty segments take a constant fill.
+template <form F, class T, class I>
+void derived_tiles_case(segref::rng& g, i64 lead, double empty, i64 max_len) {
+    using segref::op;
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead) + ", empty " +
+                 std::to_string(empty) + ", up to " + std::to_string(max_len) + " rows");
+    const i64 per_thread = sizeof(T) + sizeof(int) <= 8 ? 16 : 8;  // derived keys' rows a thread
+    const i64 tile = 256 * per_thread;
+    std::vector<i64> len(7, 0);
+    i64 row = 0;
+    auto push = [&](i64 l) {
+        len.push_back(l);
+        row += l;
+    };
+    auto random_until = [&](i64 stop) {
+        while (row < stop)
+            push(segref::coin(g, empty) ? 0 : std::min(segref::uniform_int(g, 1, max_len), stop - row));
+    };
+    random_until(tile / 4);
+    len.insert(len.end(), 200, 0);
+    random_until(tile / 2);
+    push(50);
+    random_until(tile - 20);
+    push(tile - row);  // ends on the first tile's last row
+    len.insert(len.end(), 100, 0);
+    random_until(tile + tile / 2);
+    push(300);
+    random_until(2 * tile - 40);
+    push(80);  // 40 rows either side of the second tile's end
+    random_until(3 * tile + 5 * per_thread - 9);
+    push(3 * tile + 5 * per_thread - row);  // ends on thread 4's last row of the fourth tile
+    len.insert(len.end(), 30, 0);
+    random_until(4 * tile - 10);
+    push(15);  // 10 rows, then 5 in the next tile
+    random_until(5 * tile - 100);
+    push(3 * tile);  // from the fifth tile over the sixth and seventh into the eighth
+    random_until(8 * tile + 100);
+    len.insert(len.end(), 9, 0);
+    const segtest::seg_input<I> s = starts_input<F, I>(len, row, lead);
+    ASSERT_LE(s.n, 16 * s.M) << "segments long enough to take computed keys";
+    sum_argmax_and_mean<F, T>(g, s);
+    segtest::trial_config c;
+    c.fill_mode = segref::fill::constant;
+    c.fill_value = -7.0;
+    const std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
+    const segtest::device_memory mem;
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, c, s, v, g, mem);
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::max{}, op::max, 0, c, s, v, g, mem);
+}
+
+TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (auto [empty, max_len] : {std::pair<double, i64>{0.9, 8}, std::pair<double, i64>{0.6, 40}}) {
+        for (i64 lead : {i64(0), i64(3)}) derived_tiles_case<form::offsets, T, I>(g, lead, empty, max_len);
+        derived_tiles_case<form::lengths, T, I>(g, 0, empty, max_len);
+    }
 }
 
 // Fixed segments over several tiles of computed keys: sizes below 16 rows
