@@ -20,10 +20,13 @@
 // of each row with the next segment's first row; starts (offsets, lengths)
 // of short segments derived per tile in shared memory from the starts in the
 // tile's key range, of long ones computed like fixed segments, each thread's
-// first key found from the tile's starts.
+// first key found from the tile's starts. Tiles of many short segments from
+// starts are folded a thread a segment instead (fold_tile_segments), with
+// the same heads and tails.
 // Keys outside [0, M) mark rows in no segment (before the first offset, after
-// the last). Segments whose ids no row has are empty:
-// the thread that sees the gap between two keys writes them.
+// the last). Segments whose ids no row has are empty: the thread that sees
+// the gap between two keys writes them (derived keys: the pass that derives
+// them, for the gaps inside the tile's key range).
 #pragma once
 
 #include <cuda_runtime.h>
