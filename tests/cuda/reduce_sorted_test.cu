@@ -212,8 +212,11 @@ TYPED_TEST(CudaSortedReduce, SearchedTileKeys) {
 // the others row by row, where the empty segments inside a tile's key range
 // are written by the pass that derives the keys, and the fold writes only
 // those it meets at the tile's edges. `empty` is the share of empty
-// segments among ones of 1 to max_len rows: (0.9, 8) gives tiles folded a
-// thread a segment, (0.6, 40) tiles folded row by row. Each layout holds:
+// segments among ones of 1 to max_len rows: (0.3, 8) gives tiles folded a
+// thread a segment (256 to 2048 segments a tile, the non-empty ones
+// averaging 4.5 rows), (0.6, 40) tiles folded row by row (non-empty
+// segments averaging 20.5 rows), and (0.9, 8) too (over 2048 segments a
+// tile). Each layout holds:
 // a gap of 200 empty segments inside a tile; a 50-row and a 300-row segment
 // inside tiles (a warp each where segments are short); a gap of 100 between
 // a segment ending on a tile's last row and the next tile's first segment;
@@ -277,7 +280,8 @@ TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (auto [empty, max_len] : {std::pair<double, i64>{0.9, 8}, std::pair<double, i64>{0.6, 40}}) {
+    for (auto [empty, max_len] :
+         {std::pair<double, i64>{0.3, 8}, std::pair<double, i64>{0.6, 40}, std::pair<double, i64>{0.9, 8}}) {
         for (i64 lead : {i64(0), i64(3)}) derived_tiles_case<form::offsets, T, I>(g, lead, empty, max_len);
         derived_tiles_case<form::lengths, T, I>(g, 0, empty, max_len);
     }
