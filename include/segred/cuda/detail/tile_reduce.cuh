@@ -573,6 +573,10 @@ __device__ void derive_tile_keys(Stage& stage, Keys keys, std::int64_t lo, int v
     }
 }
 
+// Whether key k names a segment: keys -1 and M mark rows before the first
+// start and past the last.
+__device__ __forceinline__ bool key_in_range(std::int64_t k, std::int64_t M) { return k >= 0 && k < M; }
+
 // Derived keys of many short segments: a tile whose rows hold at least this
 // many segment starts (16 rows a segment or fewer, empty ones counted) but
 // no more than half a start a row (one-row segments take the coalesced
@@ -627,7 +631,6 @@ __device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, co
     static_assert(segment_tile_fits<T, Keys>, "the starts and the long segments fit the stage's key slots");
     const int t = threadIdx.x, lane = t % 32;
     const int span = static_cast<int>(k1 - k0), rows = static_cast<int>(hi - lo);
-    auto in_range = [M](std::int64_t k) { return k >= 0 && k < M; };
     // How many of the tile's segments have rows, from one segment a thread
     // spread over (k0, k1): reading every start first cost tiles left to
     // the row-by-row fold 14% (90% empty segments).
@@ -648,8 +651,8 @@ __device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, co
     if (t == 0) *listed = 0;
     __syncthreads();
 
-    const bool began_before = lo > 0 && before_key == k0 && in_range(k0);
-    const bool goes_on = hi < n && after_key == k1 && in_range(k1);
+    const bool began_before = lo > 0 && before_key == k0 && key_in_range(k0, M);
+    const bool goes_on = hi < n && after_key == k1 && key_in_range(k1, M);
     auto finish = [&](std::int64_t s, const S& st, std::int64_t count) {
         if (s == k0 && began_before) {  // and goes on too where k0 == k1: the tile passes
             carry.head = st;
@@ -675,7 +678,7 @@ __device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, co
     if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k1, M, gaps);
     for (int j = t; j <= span; j += tile_threads) {
         const std::int64_t s = k0 + j;
-        if (!in_range(s)) continue;  // rows before the first start or past the last
+        if (!key_in_range(s, M)) continue;  // rows before the first start or past the last
         const int b = scratch[j], e = scratch[j + 1];
         if (e - b > segment_thread_max_rows) {
             listed[1 + atomicAdd(listed, 1)] = j;
@@ -735,7 +738,6 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         lo = tile * tile_rows;
         hi = lo + tile_rows < n ? lo + tile_rows : n;
     };
-    auto in_range = [M](std::int64_t k) { return k >= 0 && k < M; };
     // Whether a segment of rows is written by one store of its finalized
     // state (write_result with nothing but out to write): the row-by-row
     // fold's close then skips the tests of the options, which a warp ran
@@ -957,7 +959,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 head = st;
                 head_rows = i - run_start;
                 multi = true;
-            } else if (in_range(cur)) {
+            } else if (key_in_range(cur, M)) {
                 if (plain_writes) {  // an inner run has rows
                     out(cur, 0) = segred::detail::to_output<O>(r.finalize(st));
                 } else {
@@ -1069,7 +1071,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             r.combine(first, head);
             first_rows += excl.rows();
         }
-        if ((multi || next != k_first) && in_range(k_first)) {  // the first run ends in this thread
+        if ((multi || next != k_first) && key_in_range(k_first, M)) {  // the first run ends in this thread
             if (continues && !excl.reset()) {                    // ... but began in an earlier tile
                 carry[tile].head = first;
                 carry[tile].head_rows = first_rows;
@@ -1077,9 +1079,9 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 write_segment<T>(r, opts, out, k_first, 0, first, first_rows);
             }
         }
-        if (multi && next != k_last && in_range(k_last)) write_segment<T>(r, opts, out, k_last, 0, st, rows);
+        if (multi && next != k_last && key_in_range(k_last, M)) write_segment<T>(r, opts, out, k_last, 0, st, rows);
     if (t == tile_threads - 1) {
-        const bool goes_on = hi < n && next == k_last && in_range(next);
+        const bool goes_on = hi < n && next == k_last && key_in_range(next, M);
         carry[tile].tail_key = goes_on && all.reset() ? next : -1;
         carry[tile].passes = goes_on && !all.reset();
         if (goes_on && all.reset()) {
