@@ -287,6 +287,78 @@ TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
     }
 }
 
+// Sorted ids with empty segments between the keys of a thread's rows: the
+// first such gap a thread meets (up to 63 empty segments) is written after
+// its fold, the others at once in the fold (over 64 through the gap list).
+// `empty` is the share of empty segments among ones of 1 to
+// max_len rows: (0.9, 8) gives threads several gaps each, (0.1, 8) single
+// gaps, (0.5, 40) gaps across threads' rows. Each layout holds: gaps of 63
+// and 64 empty segments between short segments (one thread's rows); a gap
+// of 100 and then one of 5 in one thread's rows (the long one written at
+// once, the short one held); a gap just before a thread's first row (a
+// segment ends on thread 9's last row); a gap at the tile's edge; and empty
+// segments past the last row. Sum, argmax, an accumulated mean with counts,
+// and a sum and max whose empty segments take a constant fill.
+template <class T, class I>
+void sorted_gaps_case(segref::rng& g, double empty, i64 max_len) {
+    using segref::op;
+    SCOPED_TRACE("empty " + std::to_string(empty) + ", up to " + std::to_string(max_len) + " rows");
+    const i64 per_thread = sizeof(T) + sizeof(I) <= 8 ? 16 : 8;  // staged rows a thread
+    const i64 tile = 256 * per_thread;
+    std::vector<i64> len(3, 0);
+    i64 row = 0;
+    auto push = [&](i64 l) {
+        len.push_back(l);
+        row += l;
+    };
+    auto random_until = [&](i64 stop) {
+        while (row < stop)
+            push(segref::coin(g, empty) ? 0 : std::min(segref::uniform_int(g, 1, max_len), stop - row));
+    };
+    random_until(tile / 4 + 1);
+    push(2);
+    len.insert(len.end(), 63, 0);
+    push(3);
+    len.insert(len.end(), 64, 0);
+    push(2);
+    random_until(tile / 2);
+    push(1);
+    len.insert(len.end(), 100, 0);
+    push(2);
+    len.insert(len.end(), 5, 0);
+    push(2);
+    random_until(tile + 10 * per_thread - 6);
+    push(tile + 10 * per_thread - row);  // ends on thread 9's last row of the second tile
+    len.insert(len.end(), 7, 0);
+    random_until(3 * tile - 5);
+    push(3 * tile - row);  // ends on the third tile's last row
+    len.insert(len.end(), 6, 0);
+    random_until(4 * tile + 50);
+    len.insert(len.end(), 40, 0);
+    segtest::seg_input<I> s;
+    s.kind = form::sorted_ids;
+    s.M = static_cast<i64>(len.size());
+    s.n = row;
+    s.idx = segref::sorted_ids_from_lengths<I>(len);
+    sum_argmax_and_mean<form::sorted_ids, T>(g, s);
+    segtest::trial_config c;
+    c.fill_mode = segref::fill::constant;
+    c.fill_value = -7.0;
+    const std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
+    const segtest::device_memory mem;
+    segtest::check_reduce<form::sorted_ids, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, c, s, v, g, mem);
+    segtest::check_reduce<form::sorted_ids, T, I, T>(segred::cuda::par, segred::max{}, op::max, 0, c, s, v, g, mem);
+}
+
+TYPED_TEST(CudaSortedReduce, SortedIdGaps) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (auto [empty, max_len] :
+         {std::pair<double, i64>{0.9, 8}, std::pair<double, i64>{0.1, 8}, std::pair<double, i64>{0.5, 40}})
+        sorted_gaps_case<T, I>(g, empty, max_len);
+}
+
 // Fixed segments over several tiles of computed keys: sizes below 16 rows
 // and sizes whose boundaries fall inside 16-byte chunks (17) take tiles of
 // rows; 16 rows and more on chunk starts (16, 20, 32 floats) chunked tiles;
