@@ -205,6 +205,41 @@ TYPED_TEST(CudaSortedReduce, SearchedTileKeys) {
         }
 }
 
+// Segment lengths laid out in order: push(l) adds a segment of l rows,
+// empties(k) k empty ones, random_until(stop) random ones up to row stop
+// (`empty` of them empty, the others 1 to max_len rows, the last cut to end
+// there).
+struct mixed_lengths {
+    mixed_lengths(segref::rng& g_, double empty_, i64 max_len_) : g(g_), empty(empty_), max_len(max_len_) {}
+    segref::rng& g;
+    double empty;
+    i64 max_len;
+    std::vector<i64> len;
+    i64 row = 0;
+    void push(i64 l) {
+        len.push_back(l);
+        row += l;
+    }
+    void empties(i64 k) { len.insert(len.end(), static_cast<std::size_t>(k), 0); }
+    void random_until(i64 stop) {
+        while (row < stop)
+            push(segref::coin(g, empty) ? 0 : std::min(segref::uniform_int(g, 1, max_len), stop - row));
+    }
+};
+
+// A sum and a max over s whose empty segments take a constant fill.
+template <form F, class T, class I>
+void constant_fill_checks(segref::rng& g, const segtest::seg_input<I>& s) {
+    using segref::op;
+    segtest::trial_config c;
+    c.fill_mode = segref::fill::constant;
+    c.fill_value = -7.0;
+    const std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
+    const segtest::device_memory mem;
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, c, s, v, g, mem);
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::max{}, op::max, 0, c, s, v, g, mem);
+}
+
 // Offsets and lengths of short segments (at most 16 rows a segment, empty
 // ones counted, so both forms derive their tiles' keys in shared memory).
 // Tiles whose non-empty segments average at most 12 rows are folded a
@@ -229,51 +264,36 @@ TYPED_TEST(CudaSortedReduce, SearchedTileKeys) {
 // and a sum and max whose empty segments take a constant fill.
 template <form F, class T, class I>
 void derived_tiles_case(segref::rng& g, i64 lead, double empty, i64 max_len) {
-    using segref::op;
     SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead) + ", empty " +
                  std::to_string(empty) + ", up to " + std::to_string(max_len) + " rows");
     const i64 per_thread = sizeof(T) + sizeof(int) <= 8 ? 16 : 8;  // derived keys' rows a thread
     const i64 tile = 256 * per_thread;
-    std::vector<i64> len(7, 0);
-    i64 row = 0;
-    auto push = [&](i64 l) {
-        len.push_back(l);
-        row += l;
-    };
-    auto random_until = [&](i64 stop) {
-        while (row < stop)
-            push(segref::coin(g, empty) ? 0 : std::min(segref::uniform_int(g, 1, max_len), stop - row));
-    };
-    random_until(tile / 4);
-    len.insert(len.end(), 200, 0);
-    random_until(tile / 2);
-    push(50);
-    random_until(tile - 20);
-    push(tile - row);  // ends on the first tile's last row
-    len.insert(len.end(), 100, 0);
-    random_until(tile + tile / 2);
-    push(300);
-    random_until(2 * tile - 40);
-    push(80);  // 40 rows either side of the second tile's end
-    random_until(3 * tile + 5 * per_thread - 9);
-    push(3 * tile + 5 * per_thread - row);  // ends on thread 4's last row of the fourth tile
-    len.insert(len.end(), 30, 0);
-    random_until(4 * tile - 10);
-    push(15);  // 10 rows, then 5 in the next tile
-    random_until(5 * tile - 100);
-    push(3 * tile);  // from the fifth tile over the sixth and seventh into the eighth
-    random_until(8 * tile + 100);
-    len.insert(len.end(), 9, 0);
-    const segtest::seg_input<I> s = starts_input<F, I>(len, row, lead);
+    mixed_lengths m(g, empty, max_len);
+    m.empties(7);
+    m.random_until(tile / 4);
+    m.empties(200);
+    m.random_until(tile / 2);
+    m.push(50);
+    m.random_until(tile - 20);
+    m.push(tile - m.row);  // ends on the first tile's last row
+    m.empties(100);
+    m.random_until(tile + tile / 2);
+    m.push(300);
+    m.random_until(2 * tile - 40);
+    m.push(80);  // 40 rows either side of the second tile's end
+    m.random_until(3 * tile + 5 * per_thread - 9);
+    m.push(3 * tile + 5 * per_thread - m.row);  // ends on thread 4's last row of the fourth tile
+    m.empties(30);
+    m.random_until(4 * tile - 10);
+    m.push(15);  // 10 rows, then 5 in the next tile
+    m.random_until(5 * tile - 100);
+    m.push(3 * tile);  // from the fifth tile over the sixth and seventh into the eighth
+    m.random_until(8 * tile + 100);
+    m.empties(9);
+    const segtest::seg_input<I> s = starts_input<F, I>(m.len, m.row, lead);
     ASSERT_LE(s.n, 16 * s.M) << "segments long enough to take computed keys";
     sum_argmax_and_mean<F, T>(g, s);
-    segtest::trial_config c;
-    c.fill_mode = segref::fill::constant;
-    c.fill_value = -7.0;
-    const std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
-    const segtest::device_memory mem;
-    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, c, s, v, g, mem);
-    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::max{}, op::max, 0, c, s, v, g, mem);
+    constant_fill_checks<F, T>(g, s);
 }
 
 TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
@@ -301,53 +321,38 @@ TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
 // and a sum and max whose empty segments take a constant fill.
 template <class T, class I>
 void sorted_gaps_case(segref::rng& g, double empty, i64 max_len) {
-    using segref::op;
     SCOPED_TRACE("empty " + std::to_string(empty) + ", up to " + std::to_string(max_len) + " rows");
     const i64 per_thread = sizeof(T) + sizeof(I) <= 8 ? 16 : 8;  // staged rows a thread
     const i64 tile = 256 * per_thread;
-    std::vector<i64> len(3, 0);
-    i64 row = 0;
-    auto push = [&](i64 l) {
-        len.push_back(l);
-        row += l;
-    };
-    auto random_until = [&](i64 stop) {
-        while (row < stop)
-            push(segref::coin(g, empty) ? 0 : std::min(segref::uniform_int(g, 1, max_len), stop - row));
-    };
-    random_until(tile / 4 + 1);
-    push(2);
-    len.insert(len.end(), 63, 0);
-    push(3);
-    len.insert(len.end(), 64, 0);
-    push(2);
-    random_until(tile / 2);
-    push(1);
-    len.insert(len.end(), 100, 0);
-    push(2);
-    len.insert(len.end(), 5, 0);
-    push(2);
-    random_until(tile + 10 * per_thread - 6);
-    push(tile + 10 * per_thread - row);  // ends on thread 9's last row of the second tile
-    len.insert(len.end(), 7, 0);
-    random_until(3 * tile - 5);
-    push(3 * tile - row);  // ends on the third tile's last row
-    len.insert(len.end(), 6, 0);
-    random_until(4 * tile + 50);
-    len.insert(len.end(), 40, 0);
+    mixed_lengths m(g, empty, max_len);
+    m.empties(3);
+    m.random_until(tile / 4 + 1);
+    m.push(2);
+    m.empties(63);
+    m.push(3);
+    m.empties(64);
+    m.push(2);
+    m.random_until(tile / 2);
+    m.push(1);
+    m.empties(100);
+    m.push(2);
+    m.empties(5);
+    m.push(2);
+    m.random_until(tile + 10 * per_thread - 6);
+    m.push(tile + 10 * per_thread - m.row);  // ends on thread 9's last row of the second tile
+    m.empties(7);
+    m.random_until(3 * tile - 5);
+    m.push(3 * tile - m.row);  // ends on the third tile's last row
+    m.empties(6);
+    m.random_until(4 * tile + 50);
+    m.empties(40);
     segtest::seg_input<I> s;
     s.kind = form::sorted_ids;
-    s.M = static_cast<i64>(len.size());
-    s.n = row;
-    s.idx = segref::sorted_ids_from_lengths<I>(len);
+    s.M = static_cast<i64>(m.len.size());
+    s.n = m.row;
+    s.idx = segref::sorted_ids_from_lengths<I>(m.len);
     sum_argmax_and_mean<form::sorted_ids, T>(g, s);
-    segtest::trial_config c;
-    c.fill_mode = segref::fill::constant;
-    c.fill_value = -7.0;
-    const std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
-    const segtest::device_memory mem;
-    segtest::check_reduce<form::sorted_ids, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, c, s, v, g, mem);
-    segtest::check_reduce<form::sorted_ids, T, I, T>(segred::cuda::par, segred::max{}, op::max, 0, c, s, v, g, mem);
+    constant_fill_checks<form::sorted_ids, T>(g, s);
 }
 
 TYPED_TEST(CudaSortedReduce, SortedIdGaps) {
