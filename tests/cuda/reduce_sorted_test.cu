@@ -308,17 +308,17 @@ TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
 }
 
 // Sorted ids with empty segments between the keys of a thread's rows: the
-// first such gap a thread meets (up to 63 empty segments) is written after
-// its fold, the others at once in the fold (over 64 through the gap list).
-// `empty` is the share of empty segments among ones of 1 to
-// max_len rows: (0.9, 8) gives threads several gaps each, (0.1, 8) single
-// gaps, (0.5, 40) gaps across threads' rows. Each layout holds: gaps of 63
-// and 64 empty segments between short segments (one thread's rows); a gap
-// of 100 and then one of 5 in one thread's rows (the long one written at
-// once, the short one held); a gap just before a thread's first row (a
-// segment ends on thread 9's last row); a gap at the tile's edge; and empty
-// segments past the last row. Sum, argmax, an accumulated mean with counts,
-// and a sum and max whose empty segments take a constant fill.
+// first gap of up to 63 empty segments a thread meets is held and written
+// after its fold; the others are written at once in the fold (those over 64
+// through the gap list). `empty` is the share of empty segments among ones
+// of 1 to max_len rows: (0.9, 8) gives threads several gaps each, (0.1, 8)
+// single gaps, (0.5, 40) gaps across threads' rows. Each layout holds: gaps
+// of 63 (held where it is a thread's first) and 64 (never held) empty
+// segments between short segments; a gap of 100 (never held) and then one
+// of 5 within a few rows; a gap just before a thread's first row (a segment
+// ends on thread 9's last row); a gap at the tile's edge; and empty segments
+// past the last row. Sum, argmax, an accumulated mean with counts, and a
+// sum and max whose empty segments take a constant fill.
 template <class T, class I>
 void sorted_gaps_case(segref::rng& g, double empty, i64 max_len) {
     SCOPED_TRACE("empty " + std::to_string(empty) + ", up to " + std::to_string(max_len) + " rows");
