@@ -957,9 +957,9 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         };
         // Sorted ids: the first gap a thread meets (of fewer than
         // tile_gap_inline empty segments) is written after the fold, where
-        // the warp's lanes write theirs together; in the close, a warp runs
-        // one lane's gap at a time (ncu: one lane active in the close on
-        // average). On an H200: 90% empty segments 1.45x, uniform 0..8 rows
+        // the warp's lanes write theirs together; in the close, which lanes
+        // reach at different rows, a warp writes one lane's gap at a time.
+        // On an H200: 90% empty segments 1.45x, uniform 0..8 rows
         // 1.12x, 0..16 1.04x; segments with few gaps 0.98-1.00x (the held
         // gap's registers). Marking every gap in a bitmap of the tile's keys
         // for the block to write instead cost the other cases more:
@@ -1091,7 +1091,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             first_rows += excl.rows();
         }
         if ((multi || next != k_first) && key_in_range(k_first, M)) {  // the first run ends in this thread
-            if (continues && !excl.reset()) {                    // ... but began in an earlier tile
+            if (continues && !excl.reset()) {                            // ... but began in an earlier tile
                 carry[tile].head = first;
                 carry[tile].head_rows = first_rows;
             } else {
