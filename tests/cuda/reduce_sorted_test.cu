@@ -364,6 +364,50 @@ TYPED_TEST(CudaSortedReduce, SortedIdGaps) {
         sorted_gaps_case<T, I>(g, empty, max_len);
 }
 
+// Sorted ids are staged in 16-byte chunks of values and of ids and folded a
+// group of rows at a time (4 rows of fp32 values with int32 ids, 2 of fp64
+// with int64, 4 of int32 with int64, whose ids take two chunks a group, and
+// of int64 with int32, whose values do): a group whose last id is still the
+// running one is folded after that one compare, any other row by row.
+// Segments cycling through 1 to 9 rows put a boundary at every place in a
+// group and groups holding two or three boundaries; segments of 30 to 300
+// rows (a tenth of them empty) take whole groups, and one crosses each
+// tile's edge; a segment of two tiles' rows passes through one; the input
+// ends inside a thread's rows and inside a group. From aligned values, and
+// from values one element off 16 bytes, staged row by row into the same
+// chunks. Sum, argmax, an accumulated mean with counts, and a sum and max
+// whose empty segments take a constant fill.
+template <class T, class I>
+void sorted_chunks_case(segref::rng& g, bool shifted) {
+    SCOPED_TRACE(shifted ? "values one element off 16 bytes" : "aligned values");
+    const i64 per_thread = sizeof(T) + sizeof(I) <= 8 ? 16 : 8;  // staged rows a thread
+    const i64 tile = 256 * per_thread;
+    mixed_lengths m(g, 0.1, 300);
+    for (i64 l = 1; m.row < tile + tile / 2; l = l % 9 + 1) m.push(l);
+    m.random_until(3 * tile - 100);
+    m.push(200);  // across the third tile's edge
+    m.random_until(4 * tile - 7);
+    m.push(2 * tile);  // from the fourth tile over the fifth into the sixth
+    m.random_until(6 * tile + 37 * per_thread + 5);  // ends 5 rows into thread 37's rows
+    m.empties(3);
+    segtest::seg_input<I> s;
+    s.kind = form::sorted_ids;
+    s.M = static_cast<i64>(m.len.size());
+    s.n = m.row;
+    s.idx = segref::sorted_ids_from_lengths<I>(m.len);
+    segtest::trial_config c;
+    c.shifted = shifted;
+    sum_argmax_and_mean<form::sorted_ids, T>(g, s, c);
+    constant_fill_checks<form::sorted_ids, T>(g, s);
+}
+
+TYPED_TEST(CudaSortedReduce, SortedIdChunks) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (bool shifted : {false, true}) sorted_chunks_case<T, I>(g, shifted);
+}
+
 // Fixed segments over several tiles of computed keys: sizes below 16 rows
 // and sizes whose boundaries fall inside 16-byte chunks (17) take tiles of
 // rows; 16 rows and more on chunk starts (16, 20, 32 floats) chunked tiles;

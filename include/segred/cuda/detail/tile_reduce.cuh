@@ -219,6 +219,14 @@ constexpr bool keys_staged = Keys::loaded || Keys::derived;
 template <class T, class Keys>
 constexpr bool chunk_staged = Keys::chunks && !keys_staged<Keys> && chunk_capable<T>;
 
+// Sorted ids whose values and ids both fit 16-byte chunks whole: each
+// thread's rows and their ids are staged in chunks (chunk_layout) and read
+// back a group of rows at a time (one shared load of values and one of ids
+// for four fp32 rows with int32 ids), where a row cost a load of its value
+// and one of its id.
+template <class T, class I, class Keys>
+constexpr bool ids_chunked = Keys::loaded && chunk_capable<T> && (sizeof(I) == 4 || sizeof(I) == 8);
+
 template <class T, class I, class Keys>
 constexpr int tile_items_for() {
     if constexpr (chunk_staged<T, Keys>) return static_cast<int>(128 / sizeof(T));
@@ -227,17 +235,20 @@ constexpr int tile_items_for() {
 
 // Where element i of thread u's rows sits in a chunked stage, in bytes.
 // 16-byte shared loads are served 8 threads at a time; laid out plainly,
-// those 8 threads' chunk j (128 bytes apart) would share banks, so thread u
-// keeps its chunk j at place j ^ (u % 8) of its own bytes: 8 consecutive
-// threads' chunk j then cover 8 different 16-byte bank groups. The copies,
-// 8 consecutive chunks of the tile at a time, permute within one 128-byte
-// line, so they stay free of conflicts too.
+// those 8 threads' chunk j would share banks wherever a thread's rows span
+// more than one chunk, so thread u keeps its chunk j at place j ^ swizzle(u)
+// of its own bytes: 8 consecutive threads' chunk j then cover 8 different
+// 16-byte bank groups (with 8 chunks a thread the swizzle is u % 8; with 4,
+// threads 2 apart share a 128-byte line's half and take (u / 2) % 4). The
+// copies, 8 consecutive chunks of the tile at a time, permute within one
+// 128-byte line, so they stay free of conflicts too.
 template <class T, int Items>
 struct chunk_layout {
     static constexpr int elems = static_cast<int>(16 / sizeof(T));  // values a chunk
     static constexpr int chunks = Items / elems;
-    static_assert(chunks == 8 && Items % elems == 0, "a thread's rows are 8 whole chunks (128 bytes)");
-    __device__ static int swizzle(int u) { return u % chunks; }
+    static_assert(Items % elems == 0 && (chunks == 1 || chunks == 2 || chunks == 4 || chunks == 8),
+                  "a thread's rows are 1, 2, 4 or 8 whole chunks");
+    __device__ static int swizzle(int u) { return (u * chunks / 8) % chunks; }
     __device__ static unsigned chunk_offset(int u, int j) {
         return static_cast<unsigned>((u * chunks + (j ^ swizzle(u))) * 16);
     }
@@ -245,6 +256,14 @@ struct chunk_layout {
         return chunk_offset(u, i / elems) + static_cast<unsigned>((i % elems) * sizeof(T));
     }
 };
+
+// Where element i of thread u's rows sits in a stage's array of X, in
+// bytes: chunked, or after a padding slot a thread.
+template <class X, int Items, bool Chunked>
+__device__ __forceinline__ unsigned stage_offset(int u, int i) {
+    if constexpr (Chunked) return chunk_layout<X, Items>::offset(u, i);
+    return static_cast<unsigned>((u * (Items + 1) + i) * sizeof(X));
+}
 
 // A tile's partial states: the part of its first run when that run began in
 // an earlier tile (head; `passes` when it also goes on past the tile), and
@@ -365,9 +384,12 @@ __device__ std::int64_t key_at(Keys keys, std::int64_t row) {
 template <class T, class I, class Keys>
 struct alignas(16) tile_stage {  // 16: the second stage's chunks stay aligned
     static constexpr int items = tile_items_for<T, I, Keys>();
-    // A padding slot a thread, or for chunked stages one thread's rows more,
-    // which the fold's last read ahead may touch.
-    static constexpr int slots = chunk_staged<T, Keys> ? (tile_threads + 1) * items : tile_threads * (items + 1);
+    // A padding slot a thread; none for chunked stages, but for computed
+    // keys one thread's rows more, which the fold's last read ahead may
+    // touch.
+    static constexpr int slots = chunk_staged<T, Keys>         ? (tile_threads + 1) * items
+                                 : ids_chunked<T, I, Keys> ? tile_threads * items
+                                                           : tile_threads * (items + 1);
     T values[slots];
     I keys[keys_staged<Keys> ? slots : 1];
 };
@@ -440,16 +462,51 @@ __device__ __forceinline__ row_vector<static_cast<int>(16 / sizeof(T)), T> load_
     return x;
 }
 
-// Start copying a chunked tile (chunk_staged) of `valid` rows from lo into
+// A group of G consecutive rows of one thread in a chunked stage of sorted
+// ids (ids_chunked): their values v and ids k, read by 16-byte loads from
+// the thread's chunks (values at vals_at, ids at ids_at, each the start of
+// the thread's bytes; chunks in swizzled order).
+template <class T, class I, int G, int Items>
+struct staged_group {
+    static constexpr int value_chunks = static_cast<int>(G * sizeof(T) / 16);
+    static constexpr int id_chunks = static_cast<int>(G * sizeof(I) / 16);
+    static_assert(value_chunks >= 1 && id_chunks >= 1 && Items % G == 0, "a group is whole chunks of both");
+    struct rows {
+        T v[G];
+        I k[G];
+    };
+    unsigned vals_at, ids_at;
+    int vals_swizzle, ids_swizzle;
+    __device__ staged_group(unsigned v, unsigned k, int u)
+        : vals_at(v), ids_at(k), vals_swizzle(chunk_layout<T, Items>::swizzle(u)),
+          ids_swizzle(chunk_layout<I, Items>::swizzle(u)) {}
+    __device__ rows load(int j) const {
+        rows x;
+#pragma unroll
+        for (int c = 0; c < value_chunks; ++c) {
+            const auto w = load_shared_chunk<T>(vals_at + unsigned(((j * value_chunks + c) ^ vals_swizzle) * 16));
+            memcpy(x.v + c * (16 / sizeof(T)), &w, 16);
+        }
+#pragma unroll
+        for (int c = 0; c < id_chunks; ++c) {
+            const auto w = load_shared_chunk<I>(ids_at + unsigned(((j * id_chunks + c) ^ ids_swizzle) * 16));
+            memcpy(x.k + c * (16 / sizeof(I)), &w, 16);
+        }
+        return x;
+    }
+};
+
+// Start copying a chunked tile (chunk_staged, ids_chunked) of `valid` rows from lo into
 // the stage at shared address at. A full tile copies chunk by chunk, a
-// warp's copies consecutive in memory (values start 16-byte aligned: the
-// host sends others to tiles of rows, tile_reduce_computed); the last tile
-// row by row into the same places.
+// warp's copies consecutive in memory, where the rows start 16-byte aligned
+// (computed keys: always, the host sends others to tiles of rows,
+// tile_reduce_computed); the last tile, and sorted ids or their values
+// off 16 bytes, row by row into the same places.
 template <class T, int Items>
-__device__ void stage_tile_chunks(unsigned at, const T* values, std::int64_t lo, int valid) {
+__device__ void stage_tile_chunks(unsigned at, const T* values, std::int64_t lo, int valid, bool aligned = true) {
     using layout = chunk_layout<T, Items>;
     const int t = threadIdx.x;
-    if (valid == Items * tile_threads) {
+    if (valid == Items * tile_threads && aligned) {
 #pragma unroll
         for (int k = 0; k < layout::chunks; ++k) {
             const int c = k * tile_threads + t;  // the tile's chunk c is thread c / chunks's chunk c % chunks
@@ -458,16 +515,32 @@ __device__ void stage_tile_chunks(unsigned at, const T* values, std::int64_t lo,
         }
         return;
     }
-#pragma unroll
-    for (int j = 0; j < Items; ++j) {
+    // Row t + 256 j is element t % Items of thread t / Items + j * 256 /
+    // Items. Where the swizzle repeats every 256 / Items threads, that lies
+    // 256 j rows after row t in the stage too, and a full tile copies with no
+    // check between the copies (unaligned sorted ids: with the place worked
+    // out and checked row by row they ran at 0.89x the layout before chunks).
+    constexpr bool repeats = (2 * sizeof(T)) % layout::chunks == 0;  // the swizzle, every 256 / Items threads
+    const unsigned dst0 = at + layout::offset(t / Items, t % Items);
+    auto copy_row = [&](int j) {
         const int e = j * tile_threads + t;
-        if (e >= valid) break;
-        const unsigned dst = at + layout::offset(e / Items, e % Items);
+        const unsigned dst =
+            repeats ? dst0 + unsigned(j * tile_threads * sizeof(T)) : at + layout::offset(e / Items, e % Items);
         if constexpr (sizeof(T) == 2) {
             *static_cast<T*>(__cvta_shared_to_generic(dst)) = values[lo + e];
         } else {
             copy_async<sizeof(T)>(dst, values + lo + e);
         }
+    };
+    if (valid == Items * tile_threads) {
+#pragma unroll
+        for (int j = 0; j < Items; ++j) copy_row(j);
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < Items; ++j) {
+        if (j * tile_threads + t >= valid) break;
+        copy_row(j);
     }
 }
 
@@ -481,6 +554,12 @@ __device__ void stage_tile(tile_stage<T, I, Keys>& st, unsigned at, const T* val
     constexpr int items = stage_t::items;
     if constexpr (chunk_staged<T, Keys>) {
         stage_tile_chunks<T, items>(at, values, lo, valid);
+        __pipeline_commit();
+        return;
+    } else if constexpr (ids_chunked<T, I, Keys>) {
+        const bool aligned = ((reinterpret_cast<std::uintptr_t>(values) | reinterpret_cast<std::uintptr_t>(keys.ids)) & 15) == 0;
+        stage_tile_chunks<T, items>(at, values, lo, valid, aligned);
+        stage_tile_chunks<I, items>(at + unsigned(offsetof(stage_t, keys)), keys.ids, lo, valid, aligned);
         __pipeline_commit();
         return;
     }
@@ -840,16 +919,18 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                                     write_segment<T>(r, opts, out, s, 0, S(r.template init<T>()), 0);
                                 });
         }
-        const stage_t& stage = stages[buf];
         const std::int64_t row0 = lo + std::int64_t(t) * tile_items;
-        // This thread's rows are slots [t * (items + 1), + count) of the stage.
+        // This thread's rows are elements [0, count) of its part of the stage.
         const int left = static_cast<int>(hi - lo) - t * tile_items;
         const int count = left < 0 ? 0 : left < tile_items ? left : tile_items;
-        const I* ids = stage.keys + (keys_staged<Keys> ? t * (tile_items + 1) : 0);
-        // This thread's values and keys by shared address, for the fold's loop.
+        // This thread's values and keys by shared address, for the fold's
+        // loop (chunked: where its chunks are, in swizzled order).
+        constexpr bool chunked_ids = ids_chunked<T, I, Keys>;
         const unsigned stage_at = stages_at + unsigned(buf * sizeof(stage_t));
-        const unsigned vals_at = pinned(stage_at + unsigned(t * (tile_items + 1) * sizeof(T)));
-        const unsigned ids_at = pinned(stage_at + unsigned(offsetof(stage_t, keys) + t * (tile_items + 1) * sizeof(I)));
+        const unsigned keys_at = stage_at + unsigned(offsetof(stage_t, keys));
+        constexpr int thread_slots = tile_items + (chunked_ids ? 0 : 1);
+        const unsigned vals_at = pinned(stage_at + unsigned(t * thread_slots * sizeof(T)));
+        const unsigned ids_at = pinned(keys_at + unsigned(t * thread_slots * sizeof(I)));
         // Keys of this thread's first and last rows (M when it has none).
         // Computed keys learn the last one from the fold below (the key its
         // last run has), instead of a second search of the starts.
@@ -866,8 +947,8 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         }
         if (count > 0 && !marked) {
             if constexpr (keys_staged<Keys>) {
-                k_first = static_cast<std::int64_t>(ids[0]);
-                k_last = static_cast<std::int64_t>(ids[count - 1]);
+                k_first = load_shared<I>(keys_at + stage_offset<I, tile_items, chunked_ids>(t, 0));
+                k_last = load_shared<I>(keys_at + stage_offset<I, tile_items, chunked_ids>(t, count - 1));
             } else {
                 k_first = keys.first_between(row0, tile_keys[0], tile_keys[1]);
             }
@@ -915,7 +996,9 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 tile_keys[3] != k1) {
                 for (int e = t; e < tile_rows; e += tile_threads) {
                     S st = r.template init<T>();
-                    r.update(st, load_shared<T>(stage_at + unsigned(tile_slot<tile_items>(e) * sizeof(T))), lo + e);
+                    const int u = e / tile_items;
+                    r.update(st, load_shared<T>(stage_at + stage_offset<T, tile_items, chunked_ids>(u, e - u * tile_items)),
+                             lo + e);
                     write_segment<T>(r, opts, out, k0 + e, 0, st, 1);
                 }
                 if (t == 0) {
@@ -1030,6 +1113,34 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                         run_end = end_of_run();
                     }
                     r.update(st, x.e[e], row0 + i);
+                }
+            }
+        } else if constexpr (chunked_ids) {
+            // A group of rows at a time (16 bytes of the narrower of value
+            // and id: 4 rows of fp32 values with int32 ids), its values and
+            // ids read in one or two 16-byte loads each: where the group's
+            // last id is still `cur`, all its rows are (ids are sorted) and
+            // are folded after that one compare; otherwise row by row, from
+            // registers too. (Loading the next group while this one was
+            // folded, as the computed keys' chunks do, was 2-4% slower, and
+            // 15% with 90% of segments empty: more registers than the
+            // kernel's cap of 80 for three blocks an SM, so more spilled.)
+            constexpr int group = static_cast<int>(16 / (sizeof(T) < sizeof(I) ? sizeof(T) : sizeof(I)));
+            const staged_group<T, I, group, tile_items> rows{vals_at, ids_at, t};
+#pragma unroll 1
+            for (int j = 0, i0 = 0; i0 < count; ++j, i0 += group) {
+                const auto x = rows.load(j);
+                if (i0 + group <= count && x.k[group - 1] == static_cast<I>(cur)) {
+#pragma unroll
+                    for (int e = 0; e < group; ++e) r.update(st, x.v[e], row0 + i0 + e);
+                    continue;
+                }
+#pragma unroll
+                for (int e = 0; e < group; ++e) {
+                    const int i = i0 + e;
+                    if (i >= count) break;
+                    if (x.k[e] != static_cast<I>(cur)) close_run(i, static_cast<std::int64_t>(x.k[e]));
+                    r.update(st, x.v[e], row0 + i);
                 }
             }
         } else {
