@@ -145,11 +145,12 @@ segtest::seg_input<I> starts_input(const std::vector<i64>& len, i64 rows, i64 le
 // segments (either side of the marks' lower bound); 513 and 512 (either side
 // of the upper one, empty ones included); then a giant segment. With 0 and 3
 // rows before the first offset (keys of -1 in the first tile). With a giant
-// segment long enough for the segments to average 256 rows, values of 2, 4
-// or 8 bytes take chunked tiles (128 bytes of rows a thread, staged in
-// 16-byte chunks) where they are 16-byte aligned: there the same layout is
-// laid over their tiles, and the last tile is copied row by row. Unaligned
-// values (shifted) take tiles of rows either way.
+// segment long enough for the segments to average 64 rows or more, values
+// of 2, 4 or 8 bytes take chunked tiles (128 bytes of rows a thread, staged
+// in 16-byte chunks) where they are 16-byte aligned: there the same layout
+// is laid over their tiles, and the last tile is copied row by row; with a
+// shorter one (averaging under 64), tiles of rows. Unaligned values
+// (shifted) take tiles of rows either way.
 template <form F, class T, class I>
 void searched_keys_case(segref::rng& g, i64 lead, bool shifted, bool chunked) {
     SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead) +
@@ -186,9 +187,14 @@ void searched_keys_case(segref::rng& g, i64 lead, bool shifted, bool chunked) {
     len.insert(len.end(), 300, 0);  // 512 starts in the sixth
     for (int k = 0; k < 211; ++k) push(10);
     push(6 * tile + 9 - row);
-    push(chunked ? 1000000 : 200000);
+    push(chunked ? 1000000 : 50000);
     len.insert(len.end(), 3, 0);
     const segtest::seg_input<I> s = starts_input<F, I>(len, row, lead);
+    if (chunked) {
+        ASSERT_GE(s.n, 64 * s.M) << "segments long enough to take chunked tiles";
+    } else {
+        ASSERT_LT(s.n, 64 * s.M) << "segments short enough to take tiles of rows";
+    }
     segtest::trial_config c;
     c.shifted = shifted;
     sum_argmax_and_mean<F, T>(g, s, c);

@@ -167,19 +167,23 @@ constexpr bool chunk_capable = sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 
 // the row-by-row kernel): fixed segments of 16 rows or more whose
 // boundaries fall on chunk starts (16: 1.31x, 24: 1.22x, 32 and 1024:
 // 1.38x, 48: 1.29x, 100: 1.09x; but 17, 31, 33 rows: 0.84-0.93x, and 2 to
-// 5 rows: 0.8-0.88x), and segments from starts averaging 256 rows or more
-// (lengths uniform in 0..512: 1.18x, 0..2048: 1.21x, 2^20: 1.32x; in
-// 0..128: 0.95x, 0..64: 0.86x). Where boundaries fall inside chunks the
-// chunk is folded row by row from registers, and a warp runs each lane's
-// run close apart (see the fold in tile_reduce_kernel): that measured
-// slower than the row-by-row kernel.
+// 5 rows: 0.8-0.88x), and segments from starts averaging 64 rows or more.
+// Measured with every segment from starts averaging 16 rows or more
+// chunked (2026-11-29, offsets; lengths within 0.04): 64-row segments
+// 1.37x, lengths uniform in 0..128 rows 1.01x, in 0..512 1.25x, 0..2048
+// and 2^20 1.00-1.01x; but 0..32 0.77x and 0..64 0.91x, so 32-row
+// segments (1.34x, boundaries all on chunk starts) average too few rows to
+// be told from them. Where boundaries fall inside chunks the chunk is
+// folded row by row from registers, and a warp runs each lane's run close
+// apart (see the fold in tile_reduce_kernel): that measured slower than the
+// row-by-row kernel.
 template <class Keys>
 struct chunked : Keys {
     static constexpr bool chunks = true;
 };
 
 constexpr std::int64_t chunk_min_fixed_rows = 16;
-constexpr std::int64_t chunk_min_avg_rows = 256;
+constexpr std::int64_t chunk_min_avg_rows = 64;
 
 // Whether fixed segments of `size` rows of T take chunked tiles.
 template <class T>
@@ -537,10 +541,22 @@ __device__ void stage_tile_chunks(unsigned at, const T* values, std::int64_t lo,
         for (int j = 0; j < Items; ++j) copy_row(j);
         return;
     }
+    // The last tile. 2-byte values go through registers (cp.async moves 4
+    // bytes or more): unrolled, the 64 rows of a chunked tile's thread
+    // spilled about 600 bytes a thread; rolled, none (fp16 offsets of 1024
+    // rows 1.27x, H200).
+    if constexpr (sizeof(T) == 2) {
+#pragma unroll 1
+        for (int j = 0; j < Items; ++j) {
+            if (j * tile_threads + t >= valid) break;
+            copy_row(j);
+        }
+    } else {
 #pragma unroll
-    for (int j = 0; j < Items; ++j) {
-        if (j * tile_threads + t >= valid) break;
-        copy_row(j);
+        for (int j = 0; j < Items; ++j) {
+            if (j * tile_threads + t >= valid) break;
+            copy_row(j);
+        }
     }
 }
 
