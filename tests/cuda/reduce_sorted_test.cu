@@ -233,6 +233,17 @@ struct mixed_lengths {
     }
 };
 
+// Sorted ids laid out by m: segment k's rows take id k.
+template <class I>
+segtest::seg_input<I> sorted_ids_input(const mixed_lengths& m) {
+    segtest::seg_input<I> s;
+    s.kind = form::sorted_ids;
+    s.M = static_cast<i64>(m.len.size());
+    s.n = m.row;
+    s.idx = segref::sorted_ids_from_lengths<I>(m.len);
+    return s;
+}
+
 // A sum and a max over s whose empty segments take a constant fill.
 template <form F, class T, class I>
 void constant_fill_checks(segref::rng& g, const segtest::seg_input<I>& s) {
@@ -352,11 +363,7 @@ void sorted_gaps_case(segref::rng& g, double empty, i64 max_len) {
     m.empties(6);
     m.random_until(4 * tile + 50);
     m.empties(40);
-    segtest::seg_input<I> s;
-    s.kind = form::sorted_ids;
-    s.M = static_cast<i64>(m.len.size());
-    s.n = m.row;
-    s.idx = segref::sorted_ids_from_lengths<I>(m.len);
+    const segtest::seg_input<I> s = sorted_ids_input<I>(m);
     sum_argmax_and_mean<form::sorted_ids, T>(g, s);
     constant_fill_checks<form::sorted_ids, T>(g, s);
 }
@@ -396,11 +403,7 @@ void sorted_chunks_case(segref::rng& g, bool shifted) {
     m.push(2 * tile);  // from the fourth tile over the fifth into the sixth
     m.random_until(6 * tile + 37 * per_thread + 5);  // ends 5 rows into thread 37's rows
     m.empties(3);
-    segtest::seg_input<I> s;
-    s.kind = form::sorted_ids;
-    s.M = static_cast<i64>(m.len.size());
-    s.n = m.row;
-    s.idx = segref::sorted_ids_from_lengths<I>(m.len);
+    const segtest::seg_input<I> s = sorted_ids_input<I>(m);
     segtest::trial_config c;
     c.shifted = shifted;
     sum_argmax_and_mean<form::sorted_ids, T>(g, s, c);
