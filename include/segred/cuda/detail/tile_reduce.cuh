@@ -243,7 +243,8 @@ constexpr int tile_items_for() {
 // more than one chunk, so thread u keeps its chunk j at place j ^ swizzle(u)
 // of its own bytes: 8 consecutive threads' chunk j then cover 8 different
 // 16-byte bank groups (with 8 chunks a thread the swizzle is u % 8; with 4,
-// threads 2 apart share a 128-byte line's half and take (u / 2) % 4). The
+// 64 bytes a thread, threads u and u + 2 take the same half of the banks,
+// so the swizzle is (u / 2) % 4). The
 // copies, 8 consecutive chunks of the tile at a time, permute within one
 // 128-byte line, so they stay free of conflicts too.
 template <class T, int Items>
@@ -500,12 +501,12 @@ struct staged_group {
     }
 };
 
-// Start copying a chunked tile (chunk_staged, ids_chunked) of `valid` rows from lo into
-// the stage at shared address at. A full tile copies chunk by chunk, a
-// warp's copies consecutive in memory, where the rows start 16-byte aligned
-// (computed keys: always, the host sends others to tiles of rows,
-// tile_reduce_computed); the last tile, and sorted ids or their values
-// off 16 bytes, row by row into the same places.
+// Start copying a chunked tile (chunk_staged, ids_chunked) of `valid` rows
+// from lo into the stage at shared address at. A full tile copies chunk by
+// chunk, a warp's copies consecutive in memory, where the rows start 16-byte
+// aligned (computed keys: always, the host sends others to tiles of rows,
+// tile_reduce_computed); the last tile, and sorted ids or their values off
+// 16 bytes, row by row into the same places.
 template <class T, int Items>
 __device__ void stage_tile_chunks(unsigned at, const T* values, std::int64_t lo, int valid, bool aligned = true) {
     using layout = chunk_layout<T, Items>;
@@ -573,7 +574,8 @@ __device__ void stage_tile(tile_stage<T, I, Keys>& st, unsigned at, const T* val
         __pipeline_commit();
         return;
     } else if constexpr (ids_chunked<T, I, Keys>) {
-        const bool aligned = ((reinterpret_cast<std::uintptr_t>(values) | reinterpret_cast<std::uintptr_t>(keys.ids)) & 15) == 0;
+        const auto address = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+        const bool aligned = ((address(values) | address(keys.ids)) & 15) == 0;
         stage_tile_chunks<T, items>(at, values, lo, valid, aligned);
         stage_tile_chunks<I, items>(at + unsigned(offsetof(stage_t, keys)), keys.ids, lo, valid, aligned);
         __pipeline_commit();
@@ -1013,8 +1015,8 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 for (int e = t; e < tile_rows; e += tile_threads) {
                     S st = r.template init<T>();
                     const int u = e / tile_items;
-                    r.update(st, load_shared<T>(stage_at + stage_offset<T, tile_items, chunked_ids>(u, e - u * tile_items)),
-                             lo + e);
+                    const unsigned at = stage_at + stage_offset<T, tile_items, chunked_ids>(u, e - u * tile_items);
+                    r.update(st, load_shared<T>(at), lo + e);
                     write_segment<T>(r, opts, out, k0 + e, 0, st, 1);
                 }
                 if (t == 0) {
