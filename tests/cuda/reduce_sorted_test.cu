@@ -70,6 +70,20 @@ void sum_argmax_and_mean(segref::rng& g, const segtest::seg_input<I>& s, segtest
     segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::mean{}, op::mean, 0, c, s, v, g, mem);
 }
 
+// A sum accumulated into `out`, with counts: where a sum's state is a value
+// (float, double, int64), sorted ids' runs closed inside a thread are
+// parked in the stage and written after the fold, through the full write
+// (counts, accumulate) rather than a plain store.
+template <form F, class T, class I>
+void accumulated_sum_with_counts(segref::rng& g, const segtest::seg_input<I>& s, segtest::trial_config c = {}) {
+    c.out_width = c.width;
+    c.accumulate = true;
+    c.counts = true;
+    const std::vector<T> v = segref::random_values<T>(g, s.n * c.width, segref::value_kind::general);
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, segref::op::sum, 0, c, s, v, g,
+                                      segtest::device_memory{});
+}
+
 // Segments of one row over many full tiles of the row-parallel reduction
 // (2048 or 4096 rows), which write their outputs by a separate coalesced
 // loop, mixed with what must keep a tile off it: a two-row segment inside a
@@ -324,18 +338,21 @@ TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
     }
 }
 
-// Sorted ids with empty segments between the keys of a thread's rows: the
-// first gap of up to 63 empty segments a thread meets is held and written
-// after its fold; the others are written at once in the fold (those over 64
-// through the gap list). `empty` is the share of empty segments among ones
+// Sorted ids with empty segments between the keys of a thread's rows. Where
+// a sum's or max's state is a value, every run closed in a thread's rows is
+// parked in the stage and the gaps before them are written after the fold;
+// otherwise (argmax, mean) the first gap of up to 63 empty segments a thread
+// meets is held and written after its fold, the others at once in the fold.
+// Gaps over 64 go through the gap list. `empty` is the share of empty segments among ones
 // of 1 to max_len rows: (0.9, 8) gives threads several gaps each, (0.1, 8)
 // single gaps, (0.5, 40) gaps across threads' rows. Each layout holds: gaps
 // of 63 (held where it is a thread's first) and 64 (never held) empty
 // segments between short segments; a gap of 100 (never held) and then one
 // of 5 within a few rows; a gap just before a thread's first row (a segment
 // ends on thread 9's last row); a gap at the tile's edge; and empty segments
-// past the last row. Sum, argmax, an accumulated mean with counts, and a
-// sum and max whose empty segments take a constant fill.
+// past the last row. Sum, argmax, an accumulated mean with counts, an
+// accumulated sum with counts, and a sum and max whose empty segments take a
+// constant fill.
 template <class T, class I>
 void sorted_gaps_case(segref::rng& g, double empty, i64 max_len) {
     SCOPED_TRACE("empty " + std::to_string(empty) + ", up to " + std::to_string(max_len) + " rows");
@@ -365,6 +382,7 @@ void sorted_gaps_case(segref::rng& g, double empty, i64 max_len) {
     m.empties(40);
     const segtest::seg_input<I> s = sorted_ids_input<I>(m);
     sum_argmax_and_mean<form::sorted_ids, T>(g, s);
+    accumulated_sum_with_counts<form::sorted_ids, T>(g, s);
     constant_fill_checks<form::sorted_ids, T>(g, s);
 }
 
@@ -388,8 +406,9 @@ TYPED_TEST(CudaSortedReduce, SortedIdGaps) {
 // tile's edge; a segment of two tiles' rows passes through one; the input
 // ends inside a thread's rows and inside a group. From aligned values, and
 // from values one element off 16 bytes, staged row by row into the same
-// chunks. Sum, argmax, an accumulated mean with counts, and a sum and max
-// whose empty segments take a constant fill.
+// chunks. Sum, argmax, an accumulated mean with counts, an accumulated sum
+// with counts (runs parked in the stage, then fully written), and a sum and
+// max whose empty segments take a constant fill.
 template <class T, class I>
 void sorted_chunks_case(segref::rng& g, bool shifted) {
     SCOPED_TRACE(shifted ? "values one element off 16 bytes" : "aligned values");
@@ -407,6 +426,7 @@ void sorted_chunks_case(segref::rng& g, bool shifted) {
     segtest::trial_config c;
     c.shifted = shifted;
     sum_argmax_and_mean<form::sorted_ids, T>(g, s, c);
+    accumulated_sum_with_counts<form::sorted_ids, T>(g, s, c);
     constant_fill_checks<form::sorted_ids, T>(g, s);
 }
 

@@ -26,8 +26,10 @@
 // Keys outside [0, M) mark rows in no segment (before the first offset, after
 // the last). Segments whose ids no row has are empty: the thread that sees
 // the gap between two keys writes them (derived keys: the pass that derives
-// them, for the gaps inside the tile's key range; sorted ids: a thread's
-// first short gap after its fold, with its warp's other lanes).
+// them, for the gaps inside the tile's key range; sorted ids: after the
+// fold, where the warp writes the runs its threads parked (write_parked_runs),
+// or, for states wider than a value, a thread's first short gap after its
+// fold, with its warp's other lanes).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -39,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "../../core/finalize.hpp"
 #include "../../core/options.hpp"
@@ -253,7 +256,7 @@ struct chunk_layout {
     static constexpr int chunks = Items / elems;
     static_assert(Items % elems == 0 && (chunks == 1 || chunks == 2 || chunks == 4 || chunks == 8),
                   "a thread's rows are 1, 2, 4 or 8 whole chunks");
-    __device__ static int swizzle(int u) { return (u * chunks / 8) % chunks; }
+    __device__ static int swizzle(int u) { return static_cast<int>((unsigned(u) * chunks / 8) % chunks); }
     __device__ static unsigned chunk_offset(int u, int j) {
         return static_cast<unsigned>((u * chunks + (j ^ swizzle(u))) * 16);
     }
@@ -455,6 +458,27 @@ __device__ __forceinline__ X load_shared(unsigned a) {
     return x;
 }
 
+// Store x, 4 or 8 bytes, at shared address a where `store` holds: a
+// predicated store, so a fold's loop takes no branch for it (ordered like
+// load_shared).
+template <class X>
+__device__ __forceinline__ void store_shared_if(bool store, unsigned a, const X& x) {
+    static_assert(sizeof(X) == 4 || sizeof(X) == 8, "a 4- or 8-byte element");
+    if constexpr (sizeof(X) == 4) {
+        unsigned w;
+        memcpy(&w, &x, 4);
+        asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %2, 0;\n @p st.shared.b32 [%0], %1;\n}\n" ::"r"(a),
+                     "r"(w), "r"(unsigned(store))
+                     : "memory");
+    } else {
+        unsigned long long w;
+        memcpy(&w, &x, 8);
+        asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %2, 0;\n @p st.shared.b64 [%0], %1;\n}\n" ::"r"(a),
+                     "l"(w), "r"(unsigned(store))
+                     : "memory");
+    }
+}
+
 // A 16-byte chunk of a stage at shared address a (16-byte aligned).
 template <class T>
 __device__ __forceinline__ row_vector<static_cast<int>(16 / sizeof(T)), T> load_shared_chunk(unsigned a) {
@@ -485,6 +509,15 @@ struct staged_group {
     __device__ staged_group(unsigned v, unsigned k, int u)
         : vals_at(v), ids_at(k), vals_swizzle(chunk_layout<T, Items>::swizzle(u)),
           ids_swizzle(chunk_layout<I, Items>::swizzle(u)) {}
+    // Where the thread's element i lies: value, id. Chunk i / per sits at
+    // place (i / per) ^ swizzle, so element i at (i ^ swizzle * per), per
+    // elements a chunk (a power of two).
+    __device__ unsigned value_at(int i) const {
+        return vals_at + unsigned((i ^ vals_swizzle * int(16 / sizeof(T))) * sizeof(T));
+    }
+    __device__ unsigned id_at(int i) const {
+        return ids_at + unsigned((i ^ ids_swizzle * int(16 / sizeof(I))) * sizeof(I));
+    }
     __device__ rows load(int j) const {
         rows x;
 #pragma unroll
@@ -802,6 +835,58 @@ __device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, co
     return true;
 }
 
+// Runs that a warp's threads parked in a chunked stage of sorted ids (the
+// fold's closes_staged): each lane's runs 1 .. closed - 1 (its run 0 goes
+// through the block scan, its last is still open) and the empty segments
+// before each, written by the warp's lanes in turn, run q of the warp by
+// lane q % 32, so that a warp's stores are consecutive outputs. Each lane
+// writing its own runs had a warp's store touch 32 sectors for 4 bytes of
+// each (segments of 2 rows: 12% of the bytes written used, ncu). Called by
+// every lane of the warp.
+template <class T, class I, int G, int Items, class O, class R>
+__device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, int closed, unsigned closes, const R& r,
+                                  const options& opts, const rows_view<O>& out, std::int64_t M, bool plain_writes,
+                                  const gap_list& gaps) {
+    using S = state_t<R, T>;
+    constexpr unsigned all = 0xffffffffu;
+    // Most warps over long segments park no whole run: one vote, where the
+    // scan below cost fp64 values (8 rows a thread) 4%.
+    if (!__any_sync(all, closed > 1)) return;
+    const int lane = threadIdx.x % 32, warp0 = threadIdx.x - lane;
+    __syncwarp();  // the lanes' parked runs, visible to the whole warp
+    const int mine = closed > 1 ? closed - 1 : 0;
+    int incl = mine;  // this lane's runs and those of the lanes before it
+    for (int d = 1; d < 32; d *= 2) {
+        const int x = __shfl_up_sync(all, incl, d);
+        if (lane >= d) incl += x;
+    }
+    const int total = __shfl_sync(all, incl, 31);
+    for (int base = 0; base < total; base += 32) {
+        const int q = base + lane;
+        int o = 0;  // the lane holding run q: the first whose incl exceeds q
+        for (int step = 16; step > 0; step /= 2)
+            if (__shfl_sync(all, incl, o + step - 1) <= q) o += step;
+        const int first = __shfl_sync(all, incl - mine, o);
+        const unsigned owner_closes = __shfl_sync(all, closes, o);
+        if (q >= total) continue;
+        const int c = q - first + 1, u = warp0 + o;  // the owner's run c
+        const staged_group<T, I, G, Items> rows{stage_at + unsigned(u * Items * sizeof(T)),
+                                                keys_at + unsigned(u * Items * sizeof(I)), u};
+        const I id = load_shared<I>(rows.id_at(c)), before = load_shared<I>(rows.id_at(c - 1));
+        using U = std::make_unsigned_t<I>;  // sorted: id - before >= 0, in U without overflow
+        if (static_cast<U>(static_cast<U>(id) - static_cast<U>(before)) > 1u)
+            write_empty_range<T>(r, opts, out, M, before, id, gaps);
+        const std::int64_t k = static_cast<std::int64_t>(id);
+        if (!key_in_range(k, M)) continue;
+        const S run = load_shared<S>(rows.value_at(c));
+        if (plain_writes) {
+            out(k, 0) = segred::detail::to_output<O>(r.finalize(run));
+        } else {  // its rows: from the c-th close to the (c + 1)-th
+            write_segment<T>(r, opts, out, k, 0, run, __fns(owner_closes, 0, c + 1) - __fns(owner_closes, 0, c));
+        }
+    }
+}
+
 template <class T, class I, class Keys>
 constexpr std::size_t tile_stage_bytes() {
     return 2 * sizeof(tile_stage<T, I, Keys>);
@@ -944,6 +1029,9 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         // This thread's values and keys by shared address, for the fold's
         // loop (chunked: where its chunks are, in swizzled order).
         constexpr bool chunked_ids = ids_chunked<T, I, Keys>;
+        // Chunked sorted ids whose run state fits a value's slot: runs
+        // closed in the fold are parked in the stage (see the fold).
+        constexpr bool closes_staged = chunked_ids && sizeof(S) == sizeof(T);
         const unsigned stage_at = stages_at + unsigned(buf * sizeof(stage_t));
         const unsigned keys_at = stage_at + unsigned(offsetof(stage_t, keys));
         constexpr int thread_slots = tile_items + (chunked_ids ? 0 : 1);
@@ -1056,7 +1144,8 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         auto derived_gap = [&](std::int64_t a, std::int64_t b) {
             return Keys::derived && a >= derived_k0 && b <= derived_k1;
         };
-        // Sorted ids: the first gap a thread meets (of fewer than
+        // Sorted ids that do not park their runs (closes_staged, below):
+        // the first gap a thread meets (of fewer than
         // tile_gap_inline empty segments) is written after the fold, where
         // the warp's lanes write theirs together; in the close, which lanes
         // reach at different rows, a warp writes one lane's gap at a time.
@@ -1145,21 +1234,78 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             // kernel's cap of 80 for three blocks an SM, so more spilled.)
             constexpr int group = static_cast<int>(16 / (sizeof(T) < sizeof(I) ? sizeof(T) : sizeof(I)));
             const staged_group<T, I, group, tile_items> rows{vals_at, ids_at, t};
+            // The groups, `running` the id of the open run, `row(i, k)`
+            // called with each row's id before its value is added where a
+            // group's rows are folded one by one.
+            auto fold_groups = [&](auto running, auto row) {
 #pragma unroll 1
-            for (int j = 0, i0 = 0; i0 < count; ++j, i0 += group) {
-                const auto x = rows.load(j);
-                if (i0 + group <= count && x.k[group - 1] == static_cast<I>(cur)) {
+                for (int j = 0, i0 = 0; i0 < count; ++j, i0 += group) {
+                    const auto x = rows.load(j);
+                    if (i0 + group <= count && x.k[group - 1] == running()) {
 #pragma unroll
-                    for (int e = 0; e < group; ++e) r.update(st, x.v[e], row0 + i0 + e);
-                    continue;
-                }
+                        for (int e = 0; e < group; ++e) r.update(st, x.v[e], row0 + i0 + e);
+                        continue;
+                    }
 #pragma unroll
-                for (int e = 0; e < group; ++e) {
-                    const int i = i0 + e;
-                    if (i >= count) break;
-                    if (x.k[e] != static_cast<I>(cur)) close_run(i, static_cast<std::int64_t>(x.k[e]));
-                    r.update(st, x.v[e], row0 + i);
+                    for (int e = 0; e < group; ++e) {
+                        const int i = i0 + e;
+                        if (i >= count) break;
+                        row(i, x.k[e]);
+                        r.update(st, x.v[e], row0 + i);
+                    }
                 }
+            };
+            if constexpr (closes_staged) {
+                // A run's close only parks its state and id in the stage,
+                // at the thread's element `closed` (already read: the c-th
+                // close is at row c or later), and marks its row in
+                // `closes`; the runs and the gaps between them are written
+                // after the fold by the warp (write_parked_runs). The full
+                // close (writes, gaps, the head) took a warp through it once
+                // for every row at which one of its lanes closed: on lengths
+                // uniform in 0..8 rows the fold ran 3.4 warp instructions a
+                // row, 5-7 lanes active in the close (ncu, H200).
+                I cur_id = static_cast<I>(cur);
+                int closed = 0;
+                unsigned closes = 0;  // bit i: a run began at row i
+                // Park the run of cur_id, closed before row i, where `close`
+                // (predicated: no branch).
+                auto park = [&](bool close, int i) {
+                    store_shared_if<S>(close, rows.value_at(closed), st);
+                    store_shared_if<I>(close, rows.id_at(closed), cur_id);
+                    closes |= unsigned(close) << i;
+                    closed += close;
+                    if (close) st = r.template init<T>();
+                };
+                fold_groups([&] { return cur_id; },
+                            [&](int i, I k) {
+                                park(k != cur_id, i);
+                                cur_id = k;
+                            });
+                cur = static_cast<std::int64_t>(cur_id);
+                // Where the input ends inside this thread, the rows after it
+                // count as key M (as below).
+                if (count < tile_items && cur != M) {
+                    park(true, count);
+                    cur = M;
+                }
+                if (closed > 0) {
+                    multi = true;
+                    head = load_shared<S>(rows.value_at(0));
+                    head_rows = __ffs(closes) - 1;
+                    run_start = 31 - __clz(closes);
+                    // The empty segments before the open run; those before
+                    // the parked ones are written with them.
+                    const std::int64_t before = static_cast<std::int64_t>(load_shared<I>(rows.id_at(closed - 1)));
+                    if (cur - before > 1) write_empty_range<T>(r, opts, out, M, before, cur, gaps);
+                }
+                write_parked_runs<T, I, group, tile_items>(stage_at, keys_at, closed, closes, r, opts, out, M,
+                                                           plain_writes, gaps);
+            } else {
+                fold_groups([&] { return static_cast<I>(cur); },
+                            [&](int i, I k) {
+                                if (k != static_cast<I>(cur)) close_run(i, static_cast<std::int64_t>(k));
+                            });
             }
         } else {
             // Each row's value and key are loaded while the row before it is
