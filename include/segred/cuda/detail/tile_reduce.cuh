@@ -861,29 +861,40 @@ __device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, int close
         if (lane >= d) incl += x;
     }
     const int total = __shfl_sync(all, incl, 31);
-    for (int base = 0; base < total; base += 32) {
-        const int q = base + lane;
-        int o = 0;  // the lane holding run q: the first whose incl exceeds q
-        for (int step = 16; step > 0; step /= 2)
-            if (__shfl_sync(all, incl, o + step - 1) <= q) o += step;
-        const int first = __shfl_sync(all, incl - mine, o);
-        const unsigned owner_closes = __shfl_sync(all, closes, o);
-        if (q >= total) continue;
-        const int c = q - first + 1, u = warp0 + o;  // the owner's run c
-        const staged_group<T, I, G, Items> rows{stage_at + unsigned(u * Items * sizeof(T)),
-                                                keys_at + unsigned(u * Items * sizeof(I)), u};
-        const I id = load_shared<I>(rows.id_at(c)), before = load_shared<I>(rows.id_at(c - 1));
-        using U = std::make_unsigned_t<I>;  // sorted: id - before >= 0, in U without overflow
-        if (static_cast<U>(static_cast<U>(id) - static_cast<U>(before)) > 1u)
-            write_empty_range<T>(r, opts, out, M, before, id, gaps);
-        const std::int64_t k = static_cast<std::int64_t>(id);
-        if (!key_in_range(k, M)) continue;
-        const S run = load_shared<S>(rows.value_at(c));
-        if (plain_writes) {
-            out(k, 0) = segred::detail::to_output<O>(r.finalize(run));
-        } else {  // its rows: from the c-th close to the (c + 1)-th
-            write_segment<T>(r, opts, out, k, 0, run, __fns(owner_closes, 0, c + 1) - __fns(owner_closes, 0, c));
+    // One pass for each kind of write, so that the loop tests neither the
+    // options nor the kind.
+    auto write_all = [&](auto plain) {
+        for (int base = 0; base < total; base += 32) {
+            const int q = base + lane;
+            int o = 0;  // the lane holding run q: the first whose incl exceeds q
+            for (int step = 16; step > 0; step /= 2)
+                if (__shfl_sync(all, incl, o + step - 1) <= q) o += step;
+            const int first = __shfl_sync(all, incl - mine, o);
+            unsigned owner_closes = 0;
+            if constexpr (!decltype(plain)::value) owner_closes = __shfl_sync(all, closes, o);
+            if (q >= total) continue;
+            const int c = q - first + 1, u = warp0 + o;  // the owner's run c
+            const staged_group<T, I, G, Items> rows{stage_at + unsigned(u * Items * sizeof(T)),
+                                                    keys_at + unsigned(u * Items * sizeof(I)), u};
+            const I id = load_shared<I>(rows.id_at(c)), before = load_shared<I>(rows.id_at(c - 1));
+            using U = std::make_unsigned_t<I>;  // sorted: id - before >= 0, in U without overflow
+            if (static_cast<U>(static_cast<U>(id) - static_cast<U>(before)) > 1u)
+                write_empty_range<T>(r, opts, out, M, before, id, gaps);
+            const std::int64_t k = static_cast<std::int64_t>(id);
+            if (!key_in_range(k, M)) continue;
+            const S run = load_shared<S>(rows.value_at(c));
+            if constexpr (decltype(plain)::value) {
+                out(k, 0) = segred::detail::to_output<O>(r.finalize(run));
+            } else {  // its rows: from the c-th close to the (c + 1)-th
+                write_segment<T>(r, opts, out, k, 0, run,
+                                 __fns(owner_closes, 0, c + 1) - __fns(owner_closes, 0, c));
+            }
         }
+    };
+    if (plain_writes) {
+        write_all(std::true_type{});
+    } else {
+        write_all(std::false_type{});
     }
 }
 
