@@ -257,11 +257,17 @@ struct chunk_layout {
     static_assert(Items % elems == 0 && (chunks == 1 || chunks == 2 || chunks == 4 || chunks == 8),
                   "a thread's rows are 1, 2, 4 or 8 whole chunks");
     __device__ static int swizzle(int u) { return static_cast<int>((unsigned(u) * chunks / 8) % chunks); }
+    // Where a thread whose swizzle is s keeps its chunk j, and its element
+    // i, in bytes from the start of its own: chunk j at place j ^ s, so
+    // element i (elems a chunk, a power of two) at i ^ s * elems.
+    __device__ static unsigned chunk_place(int s, int j) { return static_cast<unsigned>((j ^ s) * 16); }
+    __device__ static unsigned place(int s, int i) { return static_cast<unsigned>((i ^ s * elems) * sizeof(T)); }
+    // The same from the start of the stage, for thread u.
     __device__ static unsigned chunk_offset(int u, int j) {
-        return static_cast<unsigned>((u * chunks + (j ^ swizzle(u))) * 16);
+        return static_cast<unsigned>(u * chunks * 16) + chunk_place(swizzle(u), j);
     }
     __device__ static unsigned offset(int u, int i) {
-        return chunk_offset(u, i / elems) + static_cast<unsigned>((i % elems) * sizeof(T));
+        return static_cast<unsigned>(u * chunks * 16) + place(swizzle(u), i);
     }
 };
 
@@ -509,25 +515,19 @@ struct staged_group {
     __device__ staged_group(unsigned v, unsigned k, int u)
         : vals_at(v), ids_at(k), vals_swizzle(chunk_layout<T, Items>::swizzle(u)),
           ids_swizzle(chunk_layout<I, Items>::swizzle(u)) {}
-    // Where the thread's element i lies: value, id. Chunk i / per sits at
-    // place (i / per) ^ swizzle, so element i at (i ^ swizzle * per), per
-    // elements a chunk (a power of two).
-    __device__ unsigned value_at(int i) const {
-        return vals_at + unsigned((i ^ vals_swizzle * int(16 / sizeof(T))) * sizeof(T));
-    }
-    __device__ unsigned id_at(int i) const {
-        return ids_at + unsigned((i ^ ids_swizzle * int(16 / sizeof(I))) * sizeof(I));
-    }
+    // Where the thread's element i lies: value, id.
+    __device__ unsigned value_at(int i) const { return vals_at + chunk_layout<T, Items>::place(vals_swizzle, i); }
+    __device__ unsigned id_at(int i) const { return ids_at + chunk_layout<I, Items>::place(ids_swizzle, i); }
     __device__ rows load(int j) const {
         rows x;
 #pragma unroll
         for (int c = 0; c < value_chunks; ++c) {
-            const auto w = load_shared_chunk<T>(vals_at + unsigned(((j * value_chunks + c) ^ vals_swizzle) * 16));
+            const auto w = load_shared_chunk<T>(vals_at + chunk_layout<T, Items>::chunk_place(vals_swizzle, j * value_chunks + c));
             memcpy(x.v + c * (16 / sizeof(T)), &w, 16);
         }
 #pragma unroll
         for (int c = 0; c < id_chunks; ++c) {
-            const auto w = load_shared_chunk<I>(ids_at + unsigned(((j * id_chunks + c) ^ ids_swizzle) * 16));
+            const auto w = load_shared_chunk<I>(ids_at + chunk_layout<I, Items>::chunk_place(ids_swizzle, j * id_chunks + c));
             memcpy(x.k + c * (16 / sizeof(I)), &w, 16);
         }
         return x;
@@ -843,7 +843,7 @@ __device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, co
 // writing its own runs had a warp's store touch 32 sectors for 4 bytes of
 // each (segments of 2 rows: 12% of the bytes written used, ncu). Called by
 // every lane of the warp.
-template <class T, class I, int G, int Items, class O, class R>
+template <class T, class I, int Items, class O, class R>
 __device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, int closed, unsigned closes, const R& r,
                                   const options& opts, const rows_view<O>& out, std::int64_t M, bool plain_writes,
                                   const gap_list& gaps) {
@@ -874,15 +874,14 @@ __device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, int close
             if constexpr (!decltype(plain)::value) owner_closes = __shfl_sync(all, closes, o);
             if (q >= total) continue;
             const int c = q - first + 1, u = warp0 + o;  // the owner's run c
-            const staged_group<T, I, G, Items> rows{stage_at + unsigned(u * Items * sizeof(T)),
-                                                    keys_at + unsigned(u * Items * sizeof(I)), u};
-            const I id = load_shared<I>(rows.id_at(c)), before = load_shared<I>(rows.id_at(c - 1));
+            const I id = load_shared<I>(keys_at + chunk_layout<I, Items>::offset(u, c)),
+                    before = load_shared<I>(keys_at + chunk_layout<I, Items>::offset(u, c - 1));
             using U = std::make_unsigned_t<I>;  // sorted: id - before >= 0, in U without overflow
             if (static_cast<U>(static_cast<U>(id) - static_cast<U>(before)) > 1u)
                 write_empty_range<T>(r, opts, out, M, before, id, gaps);
             const std::int64_t k = static_cast<std::int64_t>(id);
             if (!key_in_range(k, M)) continue;
-            const S run = load_shared<S>(rows.value_at(c));
+            const S run = load_shared<S>(stage_at + chunk_layout<T, Items>::offset(u, c));
             if constexpr (decltype(plain)::value) {
                 out(k, 0) = segred::detail::to_output<O>(r.finalize(run));
             } else {  // its rows: from the c-th close to the (c + 1)-th
@@ -1210,11 +1209,11 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             // The next chunk is loaded while this one is folded (a thread's
             // last "next" chunk lies in the stage too: past the thread's
             // bytes by at most 2 * chunks - 1 chunks, inside the slack).
-            auto x_ahead = load_shared_chunk<T>(mine_at + unsigned(swizzle * 16));
+            auto x_ahead = load_shared_chunk<T>(mine_at + layout::chunk_place(swizzle, 0));
 #pragma unroll 1
             for (int j = 0, i0 = 0; i0 < count; ++j, i0 += elems) {
                 const auto x = x_ahead;
-                x_ahead = load_shared_chunk<T>(mine_at + unsigned(((j + 1) ^ swizzle) * 16));
+                x_ahead = load_shared_chunk<T>(mine_at + layout::chunk_place(swizzle, j + 1));
                 if (i0 + elems <= run_end) {
 #pragma unroll
                     for (int e = 0; e < elems; ++e) r.update(st, x.e[e], row0 + i0 + e);
@@ -1310,8 +1309,8 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                     const std::int64_t before = static_cast<std::int64_t>(load_shared<I>(rows.id_at(closed - 1)));
                     if (cur - before > 1) write_empty_range<T>(r, opts, out, M, before, cur, gaps);
                 }
-                write_parked_runs<T, I, group, tile_items>(stage_at, keys_at, closed, closes, r, opts, out, M,
-                                                           plain_writes, gaps);
+                write_parked_runs<T, I, tile_items>(stage_at, keys_at, closed, closes, r, opts, out, M, plain_writes,
+                                                    gaps);
             } else {
                 fold_groups([&] { return static_cast<I>(cur); },
                             [&](int i, I k) {
