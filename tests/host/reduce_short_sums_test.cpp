@@ -83,6 +83,11 @@ enum class lengths_kind {
     mixed,    // 0 to 12 rows, mostly within the masked 8, some just past them
     streaks,  // one length of 0 to 12 rows for 1 to 40 segments in a row, then another
     lanes,    // mostly 16 to 255 rows (every remainder mod 4), some of 0 to 12
+    // Sorted ids' windows of short runs (short_run_windows.hpp): 1 to 4
+    // rows, with one segment in 100 of 16 to 255 rows (folded in lanes
+    // inside a window), or with one in 5 preceded by 1 to 6 empty ones.
+    short_and_lanes,
+    short_and_gaps,
 };
 
 std::vector<i64> draw_lengths(segref::rng& g, i64 M, lengths_kind kind) {
@@ -92,6 +97,16 @@ std::vector<i64> draw_lengths(segref::rng& g, i64 M, lengths_kind kind) {
         if (kind == lengths_kind::streaks) {
             const i64 l = segref::uniform_int(g, 0, 12), streak = segref::uniform_int(g, 1, 40);
             for (i64 j = 0; j < streak && s < len.size(); ++j) len[s++] = l;
+            continue;
+        }
+        if (kind == lengths_kind::short_and_lanes) {
+            len[s++] = segref::coin(g, 0.01) ? segref::uniform_int(g, 16, 255) : segref::uniform_int(g, 1, 4);
+            continue;
+        }
+        if (kind == lengths_kind::short_and_gaps) {
+            if (segref::coin(g, 0.2))
+                for (i64 e = segref::uniform_int(g, 1, 6); e > 0 && s + 1 < len.size(); --e) len[s++] = 0;
+            len[s++] = segref::uniform_int(g, 1, 4);
             continue;
         }
         len[s++] = kind == lengths_kind::lanes && segref::coin(g, 0.9) ? segref::uniform_int(g, 16, 255) : short_length();
@@ -160,6 +175,45 @@ TYPED_TEST(ReduceShortSums, SameBitsAsLeftToRight) {
             SCOPED_TRACE(::testing::Message() << "M " << M << (kind == lengths_kind::mixed ? ", mixed" : ", streaks"));
             for (int trial = 0; trial < 3 && !::testing::Test::HasFailure(); ++trial) check_short_sums<T, I>(g, M, kind);
         }
+}
+
+// Sorted ids of short runs go a window of 2048 rows at a time through the
+// offsets' loop; windows that hold lane-folded runs or gaps of empty
+// segments, many windows to a chunk of 65536 rows and runs across chunks.
+TYPED_TEST(ReduceShortSums, SortedIdWindowsSameBits) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (const lengths_kind kind : {lengths_kind::short_and_lanes, lengths_kind::short_and_gaps})
+        for (i64 M : {i64(700), i64(90000)}) {
+            SCOPED_TRACE(::testing::Message() << "M " << M << (kind == lengths_kind::short_and_lanes ? ", lanes" : ", gaps"));
+            for (int trial = 0; trial < 2 && !::testing::Test::HasFailure(); ++trial) check_short_sums<T, I>(g, M, kind);
+        }
+}
+
+// Ids out of order under unchecked bounds break the sorted form's promise:
+// the sums are then unspecified, but nothing may be written outside `out`
+// (a window's buffer takes the ids clamped).
+TYPED_TEST(ReduceShortSums, SortedIdWindowsUnorderedUnchecked) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    const i64 M = 80000, guard = 64;
+    const std::vector<i64> len = draw_lengths(g, M, lengths_kind::short_and_gaps);
+    std::vector<I> ids;
+    for (i64 s = 0; s < M; ++s) ids.insert(ids.end(), static_cast<std::size_t>(len[static_cast<std::size_t>(s)]), static_cast<I>(s));
+    const i64 n = static_cast<i64>(ids.size());
+    for (i64 r = 0; r < n; r += segref::uniform_int(g, 1, 600))  // some rows' ids moved out of order
+        ids[static_cast<std::size_t>(r)] = static_cast<I>(segref::uniform_int(g, 0, M - 1));
+    std::vector<T> v(static_cast<std::size_t>(n), T(1));
+    std::vector<T> out(static_cast<std::size_t>(M + 2 * guard), T(-5));
+    segred::segment_reduce(segred::host, segred::rows(v.data(), n), segred::sorted_ids(ids.data(), M),
+                           segred::rows(out.data() + guard, M), segred::sum{},
+                           segred::options{}.bounds(segred::bounds_policy::unchecked));
+    for (i64 j = 0; j < guard; ++j) {
+        EXPECT_EQ(out[static_cast<std::size_t>(j)], T(-5)) << "written before out, " << guard - j << " back";
+        EXPECT_EQ(out[static_cast<std::size_t>(guard + M + j)], T(-5)) << "written past out, at M + " << j;
+    }
 }
 
 TYPED_TEST(ReduceShortSums, SameBitsAsFourInterleavedLanes) {

@@ -25,6 +25,7 @@
 
 #include "line_streams.hpp"
 #include "parallel.hpp"
+#include "prefetch.hpp"
 #include "segment_loops.hpp"
 
 namespace segred {
@@ -38,14 +39,6 @@ inline std::int64_t scatter_block_rows(std::int64_t M, std::int64_t width) {
 
 // Below this many blocks the owned-range shape is used.
 constexpr std::int64_t min_scatter_blocks = 4;
-
-inline void prefetch_write(const void* p) {
-#if defined(__GNUC__)
-    __builtin_prefetch(p, 1);
-#else
-    (void)p;
-#endif
-}
 
 // What a scatter records per segment besides its states: the exact row count
 // when counts() was asked for, else only whether any row came.

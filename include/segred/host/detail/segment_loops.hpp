@@ -135,6 +135,90 @@ SEGRED_HOST_NOINLINE std::int64_t emit_empty_run(const Segments& L, const F& fol
     return s;
 }
 
+// Segments [lo, hi) of L, one column of rows in order (no perm), each
+// reduced whole and handed to emit, except those longer than `piece` rows,
+// which go to on_long(s) instead. The state stays in a register.
+template <class Segments, class F, class Emit, class OnLong>
+void fold_one_column_segments(const Segments& L, std::int64_t lo, std::int64_t hi, const F& folder, Emit& emit,
+                              std::int64_t piece, OnLong&& on_long) {
+    using State = typename F::state;
+    // Each segment's end is the next one's begin: one offset read
+    // per segment. Segments of one length go in batches of K
+    // (fold_equal_batch): empty or one-row ones for every folder,
+    // up to masked_rows rows where the folder has masked folds.
+    // Batches are tried only after a streak of segments of the same
+    // length (`same`, kept without a branch), so lengths that vary
+    // (power law) do not pay a failed batch test on every segment.
+    constexpr int K = one_row_batch;
+    std::int64_t b = L.begin(lo), last = -1;
+    int same = 0;
+    // Segments of up to masked_rows rows fold without a branch on
+    // their length (row_fold::fold_masked) where that many rows are
+    // there to read from their first. (Testing first whether a
+    // chunk's lengths all repeat, to keep the row loop there, cost
+    // more than it saved.)
+    const bool masked = F::masked_fold && folder.values.width == 1;
+    const std::int64_t masked_below = folder.values.n - F::masked_rows;
+    const std::int64_t batch_rows = masked ? F::masked_rows : 1;
+    for (std::int64_t s = lo; s < hi;) {
+        const std::int64_t e = L.end(s), len = e - b;
+        same = (same + 1) & -static_cast<int>(len == last);  // a select: random lengths mispredict a branch
+        last = len;
+        if (same >= K && len <= batch_rows && s + K <= hi &&
+            (len == 1 ? equal_each<K>(L, s, b, one_row{}) : equal_each<K>(L, s, b, len))) {
+            fold_equal_batch<K>(folder, emit, s, b, len);
+            s += K;
+            b += K * len;
+            continue;
+        }
+        if constexpr (F::masked_fold) {
+            if (masked && len <= F::masked_rows && b <= masked_below) {
+                if (len == 0) {  // a run of empty segments: nothing to read
+                    s = emit_empty_run(L, folder, emit, s, hi);
+                    continue;
+                }
+                constexpr int W = F::mixed_runs;
+                if (W > 1 && s + W <= hi) {
+                    // This segment and the next W - 1, each of at
+                    // most masked_rows rows, in the lanes of one
+                    // register (row_fold::fold_mixed_short). (Taking
+                    // longer ones into the group too, each folded
+                    // alone, ran 10% slower on power-law lengths.)
+                    std::int64_t bj[W + 1], lj[W];
+                    bj[0] = b;
+                    bj[1] = e;
+                    lj[0] = len;
+                    bool fit = true;
+                    for (int j = 1; j < W; ++j) {
+                        bj[j + 1] = L.end(s + j);
+                        lj[j] = bj[j + 1] - bj[j];
+                        fit &= static_cast<std::uint64_t>(lj[j]) <= static_cast<std::uint64_t>(F::masked_rows);
+                        fit &= bj[j] <= masked_below;
+                    }
+                    if (fit) {
+                        State a[W];
+                        folder.fold_mixed_short(bj, lj, a);
+                        emit_mixed_batch<W>(emit, s, a, lj);
+                        s += W;
+                        b = bj[W];
+                        continue;
+                    }
+                }
+                emit_one(emit, s, folder.fold_masked(b, len), len);
+                b = e;
+                ++s;
+                continue;
+            }
+        }
+        if (e - b > piece)
+            on_long(s);
+        else
+            emit_one(emit, s, folder.fold_one(b, e), e - b);
+        b = e;
+        ++s;
+    }
+}
+
 // Reduce every segment of L (a layout, or offsets_segments) to `width`
 // states and hand them to emit(s, states, rows_in_segment). The folder F
 // (see row_fold.hpp) gives fold(st, k0, k1, perm) and combine(a, b).
@@ -149,81 +233,9 @@ void reduce_segments(const host_policy& p, const Segments& L, std::int64_t width
     std::vector<std::vector<std::int64_t>> long_in_chunk(static_cast<std::size_t>(chunks));
     parallel_chunks(p, L.M, grain, [&](std::int64_t lo, std::int64_t hi) {
         if (width == 1 && L.perm == nullptr) {  // one column: the state stays in a register
-            // Each segment's end is the next one's begin: one offset read
-            // per segment. Segments of one length go in batches of K
-            // (fold_equal_batch): empty or one-row ones for every folder,
-            // up to masked_rows rows where the folder has masked folds.
-            // Batches are tried only after a streak of segments of the same
-            // length (`same`, kept without a branch), so lengths that vary
-            // (power law) do not pay a failed batch test on every segment.
-            constexpr int K = one_row_batch;
-            std::int64_t b = L.begin(lo), last = -1;
-            int same = 0;
-            // Segments of up to masked_rows rows fold without a branch on
-            // their length (row_fold::fold_masked) where that many rows are
-            // there to read from their first. (Testing first whether a
-            // chunk's lengths all repeat, to keep the row loop there, cost
-            // more than it saved.)
-            const bool masked = F::masked_fold && folder.values.width == 1;
-            const std::int64_t masked_below = folder.values.n - F::masked_rows;
-            const std::int64_t batch_rows = masked ? F::masked_rows : 1;
-            for (std::int64_t s = lo; s < hi;) {
-                const std::int64_t e = L.end(s), len = e - b;
-                same = (same + 1) & -static_cast<int>(len == last);  // a select: random lengths mispredict a branch
-                last = len;
-                if (same >= K && len <= batch_rows && s + K <= hi &&
-                    (len == 1 ? equal_each<K>(L, s, b, one_row{}) : equal_each<K>(L, s, b, len))) {
-                    fold_equal_batch<K>(folder, emit, s, b, len);
-                    s += K;
-                    b += K * len;
-                    continue;
-                }
-                if constexpr (F::masked_fold) {
-                    if (masked && len <= F::masked_rows && b <= masked_below) {
-                        if (len == 0) {  // a run of empty segments: nothing to read
-                            s = emit_empty_run(L, folder, emit, s, hi);
-                            continue;
-                        }
-                        constexpr int W = F::mixed_runs;
-                        if (W > 1 && s + W <= hi) {
-                            // This segment and the next W - 1, each of at
-                            // most masked_rows rows, in the lanes of one
-                            // register (row_fold::fold_mixed_short). (Taking
-                            // longer ones into the group too, each folded
-                            // alone, ran 10% slower on power-law lengths.)
-                            std::int64_t bj[W + 1], lj[W];
-                            bj[0] = b;
-                            bj[1] = e;
-                            lj[0] = len;
-                            bool fit = true;
-                            for (int j = 1; j < W; ++j) {
-                                bj[j + 1] = L.end(s + j);
-                                lj[j] = bj[j + 1] - bj[j];
-                                fit &= static_cast<std::uint64_t>(lj[j]) <= static_cast<std::uint64_t>(F::masked_rows);
-                                fit &= bj[j] <= masked_below;
-                            }
-                            if (fit) {
-                                State a[W];
-                                folder.fold_mixed_short(bj, lj, a);
-                                emit_mixed_batch<W>(emit, s, a, lj);
-                                s += W;
-                                b = bj[W];
-                                continue;
-                            }
-                        }
-                        emit_one(emit, s, folder.fold_masked(b, len), len);
-                        b = e;
-                        ++s;
-                        continue;
-                    }
-                }
-                if (e - b > piece)
-                    long_in_chunk[static_cast<std::size_t>(lo / grain)].push_back(s);
-                else
-                    emit_one(emit, s, folder.fold_one(b, e), e - b);
-                b = e;
-                ++s;
-            }
+            fold_one_column_segments(L, lo, hi, folder, emit, piece, [&](std::int64_t s) {
+                long_in_chunk[static_cast<std::size_t>(lo / grain)].push_back(s);
+            });
             return;
         }
         const state_array<State> st = make_states<State>(width);

@@ -12,11 +12,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "parallel.hpp"
 #include "segment_loops.hpp"
+#include "short_run_windows.hpp"
 #include "write_segment.hpp"
 
 namespace segred {
@@ -50,43 +52,66 @@ std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi,
                                   Emit& emit, const RunEnd& run_end, Tail&& tail) {
     using State = typename F::state;
     constexpr int K = one_row_batch;
-    while (k < hi) {
-        const std::int64_t s = static_cast<std::int64_t>(ids[k]), b = k;
-        State a;
-        if (b + 16 <= hi && static_cast<std::int64_t>(ids[b + 15]) == s) {  // 16 rows or more: in lanes
-            k = run_end(b, hi, s);
-            a = folder.fold_one(b, k);
-        } else {
-            a = folder.init();
-            do {
-                folder.update_one(a, k);
-                ++k;
-            } while (k < hi && static_cast<std::int64_t>(ids[k]) == s);
+    // Windows of short runs (short_run_windows.hpp) are tried at the start
+    // and wherever the last window, or the last short_run_window rows (or
+    // more: to the end of a run) of this loop, held short runs
+    // (short_runs_after); only where the
+    // offsets' loop folds short runs without a branch on their length (sums
+    // and means of float or double): elsewhere it folds them row by row
+    // too, and windows ran max over random lengths of 1 to 3 rows at 0.63x.
+    constexpr bool windows = F::masked_fold;
+    std::unique_ptr<window_row[]> window;
+    bool short_runs = windows;
+    for (;;) {
+        while (short_runs) {
+            std::int64_t runs = 0;
+            const std::int64_t after = fold_short_run_window(ids, k, hi, folder, emit, window, runs);
+            if (after == k) break;
+            k = after;
+            short_runs = runs >= short_run_min_runs;
         }
-        if (k == hi) {
-            if (hi < n && static_cast<std::int64_t>(ids[hi]) == s) {
-                tail(b, a);
+        const std::int64_t from = k, stop = windows ? std::min(hi, k + short_run_window) : hi;
+        if (k >= stop) return hi;
+        while (k < stop) {
+            const std::int64_t s = static_cast<std::int64_t>(ids[k]), b = k;
+            State a;
+            if (b + 16 <= hi && static_cast<std::int64_t>(ids[b + 15]) == s) {  // 16 rows or more: in lanes
+                k = run_end(b, hi, s);
+                a = folder.fold_one(b, k);
+            } else {
+                a = folder.init();
+                do {
+                    folder.update_one(a, k);
+                    ++k;
+                } while (k < hi && static_cast<std::int64_t>(ids[k]) == s);
+            }
+            if (k == hi) {
+                if (hi < n && static_cast<std::int64_t>(ids[hi]) == s) {
+                    tail(b, a);
+                    return hi;
+                }
+                emit_one(emit, s, a, k - b);
                 return hi;
             }
             emit_one(emit, s, a, k - b);
-            return hi;
-        }
-        emit_one(emit, s, a, k - b);
-        const std::int64_t next = static_cast<std::int64_t>(ids[k]);
-        if (SEGRED_HOST_UNLIKELY(k - b == 1 && next == s + 1)) {
-            // A one-row run, then the next id: likely more one-row runs. K of
-            // them with no gap between or after them (rows k..k+K hold ids
-            // next..next+K, the last inside the chunk) go in one batch. Only
-            // tested here, so longer runs pay one compare for it.
-            while (k + K < hi && one_id_each<K>(ids + k)) {
-                fold_one_row_batch<K>(folder, emit, static_cast<std::int64_t>(ids[k]), k);
-                k += K;
+            const std::int64_t next = static_cast<std::int64_t>(ids[k]);
+            if (SEGRED_HOST_UNLIKELY(k - b == 1 && next == s + 1)) {
+                // A one-row run, then the next id: likely more one-row runs. K of
+                // them with no gap between or after them (rows k..k+K hold ids
+                // next..next+K, the last inside the chunk) go in one batch. Only
+                // tested here, so longer runs pay one compare for it.
+                while (k + K < hi && one_id_each<K>(ids + k)) {
+                    fold_one_row_batch<K>(folder, emit, static_cast<std::int64_t>(ids[k]), k);
+                    k += K;
+                }
+                continue;
             }
-            continue;
+            for (std::int64_t e = s + 1; e < next; ++e)  // empty segments in the gap
+                emit_one(emit, e, folder.init(), 0);
         }
-        for (std::int64_t e = s + 1; e < next; ++e) emit_one(emit, e, folder.init(), 0);  // empty segments in the gap
+        if (k >= hi) return hi;
+        short_runs = windows && short_runs_after(ids, from, k);
     }
-    return hi;
 }
 
 // ids must be sorted and in [0, M) (checked, or promised by unchecked).
