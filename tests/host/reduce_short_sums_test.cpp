@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -164,17 +165,26 @@ void check_short_sums(segref::rng& g, i64 M, lengths_kind kind) {
         }
 }
 
+// check_short_sums for each kind of lengths and each M, `trials` times.
+template <class T, class I>
+void check_kinds(segref::rng& g, std::initializer_list<lengths_kind> kinds, std::initializer_list<i64> Ms,
+                 int trials) {
+    static const char* const names[] = {"mixed", "streaks", "lanes", "short and lanes", "short and gaps"};
+    for (const lengths_kind kind : kinds)
+        for (const i64 M : Ms) {
+            SCOPED_TRACE(::testing::Message() << "M " << M << ", " << names[static_cast<int>(kind)]);
+            for (int trial = 0; trial < trials && !::testing::Test::HasFailure(); ++trial)
+                check_short_sums<T, I>(g, M, kind);
+        }
+}
+
 TYPED_TEST(ReduceShortSums, SameBitsAsLeftToRight) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
     // M = 1 and 3: every segment within 8 rows of the end (fewer left to
     // read); larger M also cross the host's chunks of segments.
-    for (const lengths_kind kind : {lengths_kind::mixed, lengths_kind::streaks})
-        for (i64 M : {i64(1), i64(3), i64(40), i64(5000), i64(70000)}) {
-            SCOPED_TRACE(::testing::Message() << "M " << M << (kind == lengths_kind::mixed ? ", mixed" : ", streaks"));
-            for (int trial = 0; trial < 3 && !::testing::Test::HasFailure(); ++trial) check_short_sums<T, I>(g, M, kind);
-        }
+    check_kinds<T, I>(g, {lengths_kind::mixed, lengths_kind::streaks}, {1, 3, 40, 5000, 70000}, 3);
 }
 
 // Sorted ids of short runs go a window of 2048 rows at a time through the
@@ -184,11 +194,7 @@ TYPED_TEST(ReduceShortSums, SortedIdWindowsSameBits) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (const lengths_kind kind : {lengths_kind::short_and_lanes, lengths_kind::short_and_gaps})
-        for (i64 M : {i64(700), i64(90000)}) {
-            SCOPED_TRACE(::testing::Message() << "M " << M << (kind == lengths_kind::short_and_lanes ? ", lanes" : ", gaps"));
-            for (int trial = 0; trial < 2 && !::testing::Test::HasFailure(); ++trial) check_short_sums<T, I>(g, M, kind);
-        }
+    check_kinds<T, I>(g, {lengths_kind::short_and_lanes, lengths_kind::short_and_gaps}, {700, 90000}, 2);
 }
 
 // Ids out of order under unchecked bounds break the sorted form's promise:
@@ -222,11 +228,7 @@ TYPED_TEST(ReduceShortSums, SameBitsAsFourInterleavedLanes) {
     SEGRED_SEEDED_RNG(g);
     // M = 1: the last rows of the values, where a masked step cannot read
     // past the segment's end.
-    for (i64 M : {i64(1), i64(2), i64(40), i64(3000)}) {
-        SCOPED_TRACE(::testing::Message() << "M " << M);
-        for (int trial = 0; trial < 4 && !::testing::Test::HasFailure(); ++trial)
-            check_short_sums<T, I>(g, M, lengths_kind::lanes);
-    }
+    check_kinds<T, I>(g, {lengths_kind::lanes}, {1, 2, 40, 3000}, 4);
 }
 
 // Every segment of one size (the fixed form): all of them go in batches of
