@@ -59,9 +59,14 @@ SEGRED_HD void write_result(const R& r, const options& opts, const rows_view<O>&
             state_t<R, T> seeded = r.template seed<T>(o);
             r.combine(seeded, st);
             st = seeded;
+            if constexpr (divides_by_rows<R>) ++rows;  // the existing value is one more row
         }
     }
-    o = to_output<O>(r.finalize(st));
+    if constexpr (divides_by_rows<R>) {
+        o = to_output<O>(r.finalize_rows(st, rows));
+    } else {
+        o = to_output<O>(r.finalize(st));
+    }
 }
 
 } // namespace detail

@@ -209,6 +209,38 @@ struct mean {
     }
 };
 
+namespace detail {
+// The mean folded as a plain sum, its count taken where the segment is
+// written (write_result) from the segment's row count, which inside a
+// sorted segment it always equals (rows of ids out of range belong to no
+// segment). The GPU's tile reductions take it for float and double means:
+// their state is then one value, parked like a sum's, and their folds add
+// no 64-bit count row by row. The same sums and divisions as `mean`, so the
+// same bits.
+struct mean_of_rows {
+    static constexpr const char* name = "mean";
+    static constexpr bool accumulates = true;
+    static constexpr bool has_arg = false;
+    template <class T> using state = accum_t<T>;
+    template <class T> SEGRED_HD state<T> init() const { return state<T>(0); }
+    template <class T> SEGRED_HD void update(state<T>& s, const T& v, std::int64_t) const {
+        s += convert<state<T>>(v);
+    }
+    template <class S> SEGRED_HD void combine(S& a, const S& b) const { a += b; }
+    // mean's finalize of {s, rows}.
+    template <class S> SEGRED_HD auto finalize_rows(const S& s, std::int64_t rows) const {
+        using R = std::conditional_t<std::is_floating_point<S>::value, S, double>;
+        return static_cast<R>(s) / static_cast<R>(rows);
+    }
+    template <class T> SEGRED_HD accum_t<T> identity() const { return 0; }
+    template <class T, class O> SEGRED_HD state<T> seed(const O& e) const { return convert<state<T>>(e); }
+};
+
+// Whether R's result is its state divided by the segment's row count.
+template <class R>
+constexpr bool divides_by_rows = std::is_same<R, mean_of_rows>::value;
+} // namespace detail
+
 // Number of rows in the segment (rows dropped by bounds::drop do not count).
 struct count {
     static constexpr const char* name = "count";

@@ -835,6 +835,19 @@ __device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, co
     return true;
 }
 
+// out(k, 0) = st, of a segment of `rows` rows, finalized: a plain write
+// (nothing but out to write). rows() is called only by reducers whose
+// result divides by the row count.
+template <class O, class R, class S, class Rows>
+__device__ __forceinline__ void write_plain(const R& r, const rows_view<O>& out, std::int64_t k, const S& st,
+                                            Rows&& rows) {
+    if constexpr (segred::detail::divides_by_rows<R>) {
+        out(k, 0) = segred::detail::to_output<O>(r.finalize_rows(st, rows()));
+    } else {
+        out(k, 0) = segred::detail::to_output<O>(r.finalize(st));
+    }
+}
+
 // Runs that a warp's threads parked in a chunked stage of sorted ids (the
 // fold's closes_staged): each lane's runs 1 .. closed - 1 (its run 0 goes
 // through the block scan, its last is still open) and the empty segments
@@ -871,7 +884,8 @@ __device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, int close
                 if (__shfl_sync(all, incl, o + step - 1) <= q) o += step;
             const int first = __shfl_sync(all, incl - mine, o);
             unsigned owner_closes = 0;
-            if constexpr (!decltype(plain)::value) owner_closes = __shfl_sync(all, closes, o);
+            if constexpr (!decltype(plain)::value || segred::detail::divides_by_rows<R>)
+                owner_closes = __shfl_sync(all, closes, o);
             if (q >= total) continue;
             const int c = q - first + 1, u = warp0 + o;  // the owner's run c
             const I id = load_shared<I>(keys_at + chunk_layout<I, Items>::offset(u, c)),
@@ -882,11 +896,12 @@ __device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, int close
             const std::int64_t k = static_cast<std::int64_t>(id);
             if (!key_in_range(k, M)) continue;
             const S run = load_shared<S>(stage_at + chunk_layout<T, Items>::offset(u, c));
+            // its rows: from the c-th close to the (c + 1)-th
+            auto run_rows = [&] { return __fns(owner_closes, 0, c + 1) - __fns(owner_closes, 0, c); };
             if constexpr (decltype(plain)::value) {
-                out(k, 0) = segred::detail::to_output<O>(r.finalize(run));
-            } else {  // its rows: from the c-th close to the (c + 1)-th
-                write_segment<T>(r, opts, out, k, 0, run,
-                                 __fns(owner_closes, 0, c + 1) - __fns(owner_closes, 0, c));
+                write_plain(r, out, k, run, run_rows);
+            } else {
+                write_segment<T>(r, opts, out, k, 0, run, run_rows());
             }
         }
     };
@@ -1172,7 +1187,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 multi = true;
             } else if (key_in_range(cur, M)) {
                 if (plain_writes) {  // an inner run has rows
-                    out(cur, 0) = segred::detail::to_output<O>(r.finalize(st));
+                    write_plain(r, out, cur, st, [&] { return i - run_start; });
                 } else {
                     write_segment<T>(r, opts, out, cur, 0, st, i - run_start);
                 }
@@ -1454,10 +1469,11 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
 
 } // namespace SEGRED_ABI_NS
 
-// Reduce n > 0 one-column rows whose segments are given by row keys.
+// Reduce n > 0 one-column rows whose segments are given by row keys, with
+// reducer r as it is (tile_reduce below picks it).
 template <class I, class T, class O, class R, class Keys>
-void tile_reduce(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, const R& r,
-                 const options& opts) {
+void tile_reduce_as(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out,
+                    const R& r, const options& opts) {
     using S = state_t<R, T>;
     constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items_for<T, I, Keys>();
     const std::int64_t tiles = (values.n + tile_rows - 1) / tile_rows;
@@ -1495,6 +1511,20 @@ void tile_reduce(const par_t& p, rows_view<const T> values, Keys keys, std::int6
     tile_join_kernel<T, O, R, S><<<static_cast<unsigned>((tiles + warps - 1) / warps), block_threads, 0, p.stream>>>(
         tiles, out, r, opts, carry.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
+}
+
+// Reduce n > 0 one-column rows whose segments are given by row keys. A mean
+// goes as a sum divided by its segment's rows where it is written
+// (mean_of_rows): a state of one value, which sorted ids park like a sum's,
+// and no count added row by row.
+template <class I, class T, class O, class R, class Keys>
+void tile_reduce(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, const R& r,
+                 const options& opts) {
+    if constexpr (std::is_same<R, segred::mean>::value) {
+        tile_reduce_as<I>(p, values, keys, M, out, segred::detail::mean_of_rows{}, opts);
+    } else {
+        tile_reduce_as<I>(p, values, keys, M, out, r, opts);
+    }
 }
 
 // Computed keys (fixed segments, starts of long ones): chunked tiles where
