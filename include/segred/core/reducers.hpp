@@ -179,6 +179,13 @@ struct sum_count {
     A sum;
     std::int64_t n;
 };
+
+// A mean's result from its sum and row count: real for integer sums.
+template <class A>
+SEGRED_HD auto mean_of(const A& sum, std::int64_t n) {
+    using R = std::conditional_t<std::is_floating_point<A>::value, A, double>;
+    return static_cast<R>(sum) / static_cast<R>(n);
+}
 } // namespace detail
 
 // Mean; with `accumulate` the existing output counts as one more element,
@@ -198,11 +205,7 @@ struct mean {
         a.sum += b.sum;
         a.n += b.n;
     }
-    template <class S> SEGRED_HD auto finalize(const S& s) const {
-        using A = decltype(s.sum);
-        using R = std::conditional_t<std::is_floating_point<A>::value, A, double>;
-        return static_cast<R>(s.sum) / static_cast<R>(s.n);
-    }
+    template <class S> SEGRED_HD auto finalize(const S& s) const { return detail::mean_of(s.sum, s.n); }
     template <class T> SEGRED_HD detail::accum_t<T> identity() const { return 0; }
     template <class T, class O> SEGRED_HD state<T> seed(const O& e) const {
         return {detail::convert<detail::accum_t<T>>(e), 1};
@@ -217,23 +220,11 @@ namespace detail {
 // their state is then one value, parked like a sum's, and their folds add
 // no 64-bit count row by row. The same sums and divisions as `mean`, so the
 // same bits.
-struct mean_of_rows {
+// Its fold, identity and seed are the sum's; its result is mean's of the
+// sum and the rows (write_result calls finalize_rows, never finalize).
+struct mean_of_rows : segred::sum {
     static constexpr const char* name = "mean";
-    static constexpr bool accumulates = true;
-    static constexpr bool has_arg = false;
-    template <class T> using state = accum_t<T>;
-    template <class T> SEGRED_HD state<T> init() const { return state<T>(0); }
-    template <class T> SEGRED_HD void update(state<T>& s, const T& v, std::int64_t) const {
-        s += convert<state<T>>(v);
-    }
-    template <class S> SEGRED_HD void combine(S& a, const S& b) const { a += b; }
-    // mean's finalize of {s, rows}.
-    template <class S> SEGRED_HD auto finalize_rows(const S& s, std::int64_t rows) const {
-        using R = std::conditional_t<std::is_floating_point<S>::value, S, double>;
-        return static_cast<R>(s) / static_cast<R>(rows);
-    }
-    template <class T> SEGRED_HD accum_t<T> identity() const { return 0; }
-    template <class T, class O> SEGRED_HD state<T> seed(const O& e) const { return convert<state<T>>(e); }
+    template <class S> SEGRED_HD auto finalize_rows(const S& s, std::int64_t rows) const { return mean_of(s, rows); }
 };
 
 // Whether R's result is its state divided by the segment's row count.
