@@ -237,28 +237,40 @@ TEST_F(CudaOps, SoftmaxAgainstReference) {
 }
 
 // fp16 / bf16 values, every reducer, over unsorted ids (atomic and sorted
-// paths) and offsets: compared with the reference on the same rounded values.
-// Accumulation is in float, so the error is float's plus one rounding of the
-// result to the 16-bit output type. Rows of `width` columns; `lead` elements
-// before the values and the out in their allocations (0 or 1: unaligned).
+// paths), offsets and sorted ids: compared with the reference on the same
+// rounded values. Accumulation is in float, so the error is float's plus one
+// rounding of the result to the 16-bit output type. Rows of `width` columns;
+// `lead` elements before the values and the out in their allocations (0 or
+// 1: unaligned). With `accumulate_counts`, the result is combined into an
+// out of random 16-bit values and each segment's rows are reported.
 template <class H, class Desc, class R>
 void half_reducer_case(const std::vector<H>& hv, const std::vector<double>& dv, const Desc& desc,
                        const segref::row_lists& segs, const R& reducer, segref::op o, bool deterministic,
-                       i64 width = 1, i64 lead = 0) {
+                       i64 width = 1, i64 lead = 0, bool accumulate_counts = false) {
     const i64 n = static_cast<i64>(hv.size()) / width, M = static_cast<i64>(segs.size());
     constexpr bool arg_out = std::is_same<R, segred::argmin>::value || std::is_same<R, segred::argmax>::value ||
                              std::is_same<R, segred::count>::value;
     using O = std::conditional_t<arg_out, std::int64_t, H>;
     std::vector<H> stored(static_cast<std::size_t>(lead), H(0.f));
     stored.insert(stored.end(), hv.begin(), hv.end());
-    auto d_v = mem.to_device(stored);
-    auto d_o = mem.to_device(std::vector<O>(static_cast<std::size_t>(lead + M * width), O(0)));
-    segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data() + lead, n, width), desc,
-                           segred::rows(d_o.data() + lead, M, width), reducer,
-                           segred::options{}.deterministic(deterministic));
+    std::vector<O> out0(static_cast<std::size_t>(lead + M * width), O(0));
     segref::params p;
     p.o = o;
     p.out_width = width;
+    if (accumulate_counts) {
+        p.accumulate = true;
+        for (std::size_t e = 0; e < out0.size(); ++e) {
+            out0[e] = O(static_cast<float>(static_cast<double>(e % 17) / 4 - 2));
+            if (e >= static_cast<std::size_t>(lead)) p.initial.push_back(static_cast<float>(out0[e]));
+        }
+    }
+    auto d_v = mem.to_device(stored);
+    auto d_o = mem.to_device(out0);
+    auto d_cnt = mem.to_device(std::vector<std::int64_t>(static_cast<std::size_t>(M), -1));
+    segred::options opts = segred::options{}.deterministic(deterministic);
+    if (accumulate_counts) opts.accumulate().counts(d_cnt.data());
+    segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data() + lead, n, width), desc,
+                           segred::rows(d_o.data() + lead, M, width), reducer, opts);
     const segref::result r = segref::reduce<double>(dv.data(), width, segs, p);
     const std::vector<O> out = mem.to_host(d_o);
     std::vector<double> got, tol(r.out.size());
@@ -266,8 +278,9 @@ void half_reducer_case(const std::vector<H>& hv, const std::vector<double>& dv, 
     const double eps = arg_out ? 0.0 : std::is_same<H, __half>::value ? 1.0 / 1024 : 1.0 / 128;
     for (std::size_t s = 0; s < r.out.size(); ++s) tol[s] = std::fabs(r.out[s]) + 1e-3 * r.scale[s] + 1e-6;
     SCOPED_TRACE(std::string(segref::name(o)) + (deterministic ? " deterministic" : "") + ", width " +
-                 std::to_string(width) + (lead ? ", unaligned" : ""));
+                 std::to_string(width) + (lead ? ", unaligned" : "") + (accumulate_counts ? ", accumulate" : ""));
     EXPECT_TRUE(segtest::near_all(got, r.out, &tol, eps, "16-bit out"));
+    if (accumulate_counts) EXPECT_EQ(mem.to_host(d_cnt), r.counts);
 }
 
 // 16-bit rows over 12000 unsorted ids, whose float sums do not fit in the
@@ -339,6 +352,62 @@ void half_case(segref::rng& g) {
     all(by_ids, hv_ids, dv_ids, id_segs, false);
     all(by_ids, hv_ids, dv_ids, id_segs, true);
     all(by_off, hv_off, dv_off, off_segs, false);
+}
+
+// fp16 / bf16 values over sorted ids of short runs and empty segments,
+// across several tiles (4096 rows each with int32 ids, 2048 with int64):
+// where a run's float state is two 16-bit values, runs that end inside a
+// thread's rows are parked in the stage split in halves and written by the
+// warp after the fold, as plain stores or (accumulate, counts) fully. The
+// layout cycles through 1 to 9 rows a segment (boundaries at every place of
+// a group of rows), then random lengths with half the segments empty, then
+// 90% empty segments (gaps of every size, some past the inline limit of 64,
+// which go to the gap list), then one long segment across a tile edge, and
+// ends inside a thread's rows, with trailing empty segments.
+template <class H, class I>
+void half_sorted_runs_case(segref::rng& g) {
+    SCOPED_TRACE(sizeof(I) == 4 ? "int32 ids" : "int64 ids");
+    std::vector<i64> len;
+    i64 n = 0;
+    auto push = [&](i64 l) {
+        len.push_back(l);
+        n += l;
+    };
+    for (i64 l = 1; n < 6000; l = l % 9 + 1) push(l);
+    while (n < 12000) push(segref::coin(g, 0.5) ? 0 : segref::uniform_int(g, 1, 9));
+    while (n < 18000) push(segref::coin(g, 0.9) ? 0 : segref::uniform_int(g, 1, 40));
+    len.insert(len.end(), 150, 0);
+    push(5000);
+    while (n < 24000 + 37 * 16 + 5) push(segref::coin(g, 0.3) ? 0 : segref::uniform_int(g, 1, 5));
+    len.insert(len.end(), 3, 0);
+    const i64 M = static_cast<i64>(len.size());
+    const std::vector<I> ids = segref::sorted_ids_from_lengths<I>(len);
+    std::vector<H> hv(static_cast<std::size_t>(n));
+    std::vector<double> dv(hv.size());
+    for (std::size_t i = 0; i < hv.size(); ++i) {
+        const double x = (i % 89 == 0) ? 1.5 : segref::uniform_real(g, -4, 4);  // repeated 1.5: ties
+        hv[i] = H(static_cast<float>(x));
+        dv[i] = static_cast<double>(static_cast<float>(hv[i]));
+    }
+    auto d_ids = mem.to_device(ids);
+    const auto by_ids = segred::sorted_ids(static_cast<const I*>(d_ids.data()), M);
+    const segref::row_lists segs = segref::from_ids(ids.data(), M, n, false);
+    using segref::op;
+    half_reducer_case(hv, dv, by_ids, segs, segred::sum{}, op::sum, false);
+    half_reducer_case(hv, dv, by_ids, segs, segred::mean{}, op::mean, false);
+    half_reducer_case(hv, dv, by_ids, segs, segred::min{}, op::min, false);
+    half_reducer_case(hv, dv, by_ids, segs, segred::max{}, op::max, false);
+    half_reducer_case(hv, dv, by_ids, segs, segred::argmax{}, op::argmax, false);
+    half_reducer_case(hv, dv, by_ids, segs, segred::sum{}, op::sum, false, 1, 0, true);
+    half_reducer_case(hv, dv, by_ids, segs, segred::mean{}, op::mean, false, 1, 0, true);
+    half_reducer_case(hv, dv, by_ids, segs, segred::sum{}, op::sum, false, 1, 1);  // values off 16 bytes
+}
+
+TEST_F(CudaOps, HalfSortedIdRuns) {
+    SEGRED_SEEDED_RNG(g);
+    half_sorted_runs_case<__half, std::int32_t>(g);
+    half_sorted_runs_case<__half, std::int64_t>(g);
+    half_sorted_runs_case<__nv_bfloat16, std::int32_t>(g);
 }
 
 TEST_F(CudaOps, HalfValues) {

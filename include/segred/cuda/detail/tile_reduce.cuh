@@ -404,8 +404,18 @@ struct alignas(16) tile_stage {  // 16: the second stage's chunks stay aligned
     static constexpr int slots = chunk_staged<T, Keys>         ? (tile_threads + 1) * items
                                  : ids_chunked<T, I, Keys> ? tile_threads * items
                                                            : tile_threads * (items + 1);
+    // Chunked sorted ids of 2-byte values (fp16, bf16), whose sums and
+    // extrema are kept in float: a run parked in the stage (the fold's
+    // closes_staged) leaves the low half of its state in the value's slot
+    // and the high half in an array of 16-bit slots laid out as the values,
+    // after the ids (at `high_at`; in `keys`' tail, so that other stages
+    // keep their size). The stage then takes 8 bytes a row with int32 ids,
+    // as fp32 values do.
+    static constexpr bool split_parks = ids_chunked<T, I, Keys> && sizeof(T) == 2;
+    static constexpr int high_keys = split_parks ? static_cast<int>(slots * 2 / sizeof(I)) : 0;
     T values[slots];
-    I keys[keys_staged<Keys> ? slots : 1];
+    I keys[keys_staged<Keys> ? slots + high_keys : 1];
+    static constexpr std::size_t high_at = slots * (sizeof(T) + sizeof(I));
 };
 
 template <class X>
@@ -464,13 +474,19 @@ __device__ __forceinline__ X load_shared(unsigned a) {
     return x;
 }
 
-// Store x, 4 or 8 bytes, at shared address a where `store` holds: a
+// Store x, 2, 4 or 8 bytes, at shared address a where `store` holds: a
 // predicated store, so a fold's loop takes no branch for it (ordered like
 // load_shared).
 template <class X>
 __device__ __forceinline__ void store_shared_if(bool store, unsigned a, const X& x) {
-    static_assert(sizeof(X) == 4 || sizeof(X) == 8, "a 4- or 8-byte element");
-    if constexpr (sizeof(X) == 4) {
+    static_assert(sizeof(X) == 2 || sizeof(X) == 4 || sizeof(X) == 8, "a 2-, 4- or 8-byte element");
+    if constexpr (sizeof(X) == 2) {
+        unsigned short w;
+        memcpy(&w, &x, 2);
+        asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %2, 0;\n @p st.shared.b16 [%0], %1;\n}\n" ::"r"(a),
+                     "h"(w), "r"(unsigned(store))
+                     : "memory");
+    } else if constexpr (sizeof(X) == 4) {
         unsigned w;
         memcpy(&w, &x, 4);
         asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %2, 0;\n @p st.shared.b32 [%0], %1;\n}\n" ::"r"(a),
@@ -482,6 +498,39 @@ __device__ __forceinline__ void store_shared_if(bool store, unsigned a, const X&
         asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %2, 0;\n @p st.shared.b64 [%0], %1;\n}\n" ::"r"(a),
                      "l"(w), "r"(unsigned(store))
                      : "memory");
+    }
+}
+
+// A run's state S parked where values T are staged: in the value's slot at
+// a when the state is a value's size; split in two 16-bit halves where it
+// is twice a 2-byte value's (tile_stage::split_parks), the high half
+// `high` bytes past a. Predicated like store_shared_if.
+template <class S, class T>
+constexpr bool parks_in_stage = sizeof(S) == sizeof(T) || (sizeof(T) == 2 && sizeof(S) == 4);
+
+template <class S, class T>
+__device__ __forceinline__ void park_state_if(bool park, unsigned a, unsigned high, const S& s) {
+    static_assert(parks_in_stage<S, T>, "a state of one value, or of two 2-byte values");
+    if constexpr (sizeof(S) == sizeof(T)) {
+        store_shared_if<S>(park, a, s);
+    } else {
+        unsigned w;
+        memcpy(&w, &s, 4);
+        store_shared_if<std::uint16_t>(park, a, static_cast<std::uint16_t>(w));
+        store_shared_if<std::uint16_t>(park, a + high, static_cast<std::uint16_t>(w >> 16));
+    }
+}
+
+template <class S, class T>
+__device__ __forceinline__ S parked_state(unsigned a, unsigned high) {
+    if constexpr (sizeof(S) == sizeof(T)) {
+        return load_shared<S>(a);
+    } else {
+        const unsigned w =
+            unsigned(load_shared<std::uint16_t>(a)) | unsigned(load_shared<std::uint16_t>(a + high)) << 16;
+        S s;
+        memcpy(&s, &w, 4);
+        return s;
     }
 }
 
@@ -848,18 +897,34 @@ __device__ __forceinline__ void write_plain(const R& r, const rows_view<O>& out,
     }
 }
 
+// Position of the n-th lowest set bit of m (n from 1 to popc(m)): a binary
+// search on bit counts, with no branch.
+__device__ __forceinline__ int nth_set_bit(unsigned m, int n) {
+    int at = 0;
+#pragma unroll
+    for (int w = 16; w > 0; w /= 2) {
+        const int low = __popc(m & ((1u << w) - 1));  // set bits in the lower w of what is left
+        const bool above = low < n;
+        n -= above ? low : 0;
+        m = above ? m >> w : m;
+        at += above ? w : 0;
+    }
+    return at;
+}
+
 // Runs that a warp's threads parked in a chunked stage of sorted ids (the
 // fold's closes_staged): each lane's runs 1 .. closed - 1 (its run 0 goes
 // through the block scan, its last is still open) and the empty segments
 // before each, written by the warp's lanes in turn, run q of the warp by
 // lane q % 32, so that a warp's stores are consecutive outputs. Each lane
 // writing its own runs had a warp's store touch 32 sectors for 4 bytes of
-// each (segments of 2 rows: 12% of the bytes written used, ncu). Called by
-// every lane of the warp.
+// each (segments of 2 rows: 12% of the bytes written used, ncu). `high`:
+// from a value's slot to the high half of a state split there
+// (park_state_if). Called by every lane of the warp.
 template <class T, class I, int Items, class O, class R>
-__device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, int closed, unsigned closes, const R& r,
-                                  const options& opts, const rows_view<O>& out, std::int64_t M, bool plain_writes,
-                                  const gap_list& gaps) {
+__device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, unsigned high, int closed, unsigned closes,
+                                  const R& r, const options& opts, const rows_view<O>& out, std::int64_t M,
+                                  bool plain_writes, const gap_list& gaps) {
     using S = state_t<R, T>;
     constexpr unsigned all = 0xffffffffu;
     // Most warps over long segments park no whole run: one vote, where the
@@ -895,9 +960,15 @@ __device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, int close
                 write_empty_range<T>(r, opts, out, M, before, id, gaps);
             const std::int64_t k = static_cast<std::int64_t>(id);
             if (!key_in_range(k, M)) continue;
-            const S run = load_shared<S>(stage_at + chunk_layout<T, Items>::offset(u, c));
-            // its rows: from the c-th close to the (c + 1)-th
-            auto run_rows = [&] { return __fns(owner_closes, 0, c + 1) - __fns(owner_closes, 0, c); };
+            const S run = parked_state<S, T>(stage_at + chunk_layout<T, Items>::offset(u, c), high);
+            // Its rows: from the c-th close to the next one, found by one
+            // search of the mask and a find-first-set. (A search for each
+            // end, with __fns, held fp32 means on Pareto lengths to 0.86x
+            // of this, H200.)
+            auto run_rows = [&] {
+                const int begins = nth_set_bit(owner_closes, c);
+                return __ffs(owner_closes & ~((2u << begins) - 1u)) - 1 - begins;
+            };
             if constexpr (decltype(plain)::value) {
                 write_plain(r, out, k, run, run_rows);
             } else {
@@ -1054,11 +1125,17 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         // This thread's values and keys by shared address, for the fold's
         // loop (chunked: where its chunks are, in swizzled order).
         constexpr bool chunked_ids = ids_chunked<T, I, Keys>;
-        // Chunked sorted ids whose run state fits a value's slot: runs
-        // closed in the fold are parked in the stage (see the fold).
-        constexpr bool closes_staged = chunked_ids && sizeof(S) == sizeof(T);
+        // Chunked sorted ids whose run state fits a value's slot, or two of
+        // 2-byte values: runs closed in the fold are parked in the stage
+        // (see the fold).
+        constexpr bool closes_staged = chunked_ids && parks_in_stage<S, T>;
+        static_assert(!closes_staged || sizeof(S) == sizeof(T) || stage_t::split_parks, "room for the high halves");
         const unsigned stage_at = stages_at + unsigned(buf * sizeof(stage_t));
         const unsigned keys_at = stage_at + unsigned(offsetof(stage_t, keys));
+        // From a value's slot to the high half of a state parked there.
+        constexpr unsigned park_high = unsigned(stage_t::high_at);
+        static_assert(!stage_t::split_parks || offsetof(stage_t, keys) == stage_t::slots * sizeof(T),
+                      "the ids follow the values");
         constexpr int thread_slots = tile_items + (chunked_ids ? 0 : 1);
         const unsigned vals_at = pinned(stage_at + unsigned(t * thread_slots * sizeof(T)));
         const unsigned ids_at = pinned(keys_at + unsigned(t * thread_slots * sizeof(I)));
@@ -1296,7 +1373,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 // Park the run of cur_id, closed before row i, where `close`
                 // (predicated: no branch).
                 auto park = [&](bool close, int i) {
-                    store_shared_if<S>(close, rows.value_at(closed), st);
+                    park_state_if<S, T>(close, rows.value_at(closed), park_high, st);
                     store_shared_if<I>(close, rows.id_at(closed), cur_id);
                     closes |= unsigned(close) << i;
                     closed += close;
@@ -1316,7 +1393,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 }
                 if (closed > 0) {
                     multi = true;
-                    head = load_shared<S>(rows.value_at(0));
+                    head = parked_state<S, T>(rows.value_at(0), park_high);
                     head_rows = __ffs(closes) - 1;
                     run_start = 31 - __clz(closes);
                     // The empty segments before the open run; those before
@@ -1324,8 +1401,8 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                     const std::int64_t before = static_cast<std::int64_t>(load_shared<I>(rows.id_at(closed - 1)));
                     if (cur - before > 1) write_empty_range<T>(r, opts, out, M, before, cur, gaps);
                 }
-                write_parked_runs<T, I, tile_items>(stage_at, keys_at, closed, closes, r, opts, out, M, plain_writes,
-                                                    gaps);
+                write_parked_runs<T, I, tile_items>(stage_at, keys_at, park_high, closed, closes, r, opts, out, M,
+                                                    plain_writes, gaps);
             } else {
                 fold_groups([&] { return static_cast<I>(cur); },
                             [&](int i, I k) {
