@@ -142,21 +142,20 @@ template <class Segments, class F, class Emit, class OnLong>
 void fold_one_column_segments(const Segments& L, std::int64_t lo, std::int64_t hi, const F& folder, Emit& emit,
                               std::int64_t piece, OnLong&& on_long) {
     using State = typename F::state;
-    // Each segment's end is the next one's begin: one offset read
-    // per segment. Segments of one length go in batches of K
-    // (fold_equal_batch): empty or one-row ones for every folder,
-    // up to masked_rows rows where the folder has masked folds.
-    // Batches are tried only after a streak of segments of the same
-    // length (`same`, kept without a branch), so lengths that vary
-    // (power law) do not pay a failed batch test on every segment.
+    // Each segment's end is the next one's begin: one offset read per
+    // segment. Segments of one length go in batches of K (fold_equal_batch):
+    // empty or one-row ones for every folder, up to masked_rows rows where
+    // the folder has masked folds. Batches are tried only after a streak of
+    // segments of the same length (`same`, kept without a branch), so
+    // lengths that vary (power law) do not pay a failed batch test on every
+    // segment.
     constexpr int K = one_row_batch;
     std::int64_t b = L.begin(lo), last = -1;
     int same = 0;
-    // Segments of up to masked_rows rows fold without a branch on
-    // their length (row_fold::fold_masked) where that many rows are
-    // there to read from their first. (Testing first whether a
-    // chunk's lengths all repeat, to keep the row loop there, cost
-    // more than it saved.)
+    // Segments of up to masked_rows rows fold without a branch on their
+    // length (row_fold::fold_masked) where that many rows are there to read
+    // from their first. (Testing first whether a chunk's lengths all
+    // repeat, to keep the row loop there, cost more than it saved.)
     const bool masked = F::masked_fold && folder.values.width == 1;
     const std::int64_t masked_below = folder.values.n - F::masked_rows;
     const std::int64_t batch_rows = masked ? F::masked_rows : 1;
@@ -179,11 +178,11 @@ void fold_one_column_segments(const Segments& L, std::int64_t lo, std::int64_t h
                 }
                 constexpr int W = F::mixed_runs;
                 if (W > 1 && s + W <= hi) {
-                    // This segment and the next W - 1, each of at
-                    // most masked_rows rows, in the lanes of one
-                    // register (row_fold::fold_mixed_short). (Taking
-                    // longer ones into the group too, each folded
-                    // alone, ran 10% slower on power-law lengths.)
+                    // This segment and the next W - 1, each of at most
+                    // masked_rows rows, in the lanes of one register
+                    // (row_fold::fold_mixed_short). (Taking longer ones
+                    // into the group too, each folded alone, ran 10%
+                    // slower on power-law lengths.)
                     std::int64_t bj[W + 1], lj[W];
                     bj[0] = b;
                     bj[1] = e;

@@ -55,10 +55,10 @@ std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi,
     // Windows of short runs (short_run_windows.hpp) are tried at the start
     // and wherever the last window, or the last short_run_window rows (or
     // more: to the end of a run) of this loop, held short runs
-    // (short_runs_after); only where the
-    // offsets' loop folds short runs without a branch on their length (sums
-    // and means of float or double): elsewhere it folds them row by row
-    // too, and windows ran max over random lengths of 1 to 3 rows at 0.63x.
+    // (short_runs_after); only where the offsets' loop folds short runs
+    // without a branch on their length (sums and means of float or double):
+    // elsewhere it folds them row by row too, and windows ran max over
+    // random lengths of 1 to 3 rows at 0.63x.
     constexpr bool windows = F::masked_fold;
     std::unique_ptr<window_row[]> window;
     bool short_runs = windows;
