@@ -361,9 +361,9 @@ void half_case(segref::rng& g) {
 // warp after the fold, as plain stores or (accumulate, counts) fully. The
 // layout cycles through 1 to 9 rows a segment (boundaries at every place of
 // a group of rows), then random lengths with half the segments empty, then
-// 90% empty segments (gaps of every size, some past the inline limit of 64,
-// which go to the gap list), then one long segment across a tile edge, and
-// ends inside a thread's rows, with trailing empty segments.
+// 90% empty segments (gaps of a few to a few dozen), then a gap of 150
+// (past the inline limit of 64: the gap list) and one long segment across a
+// tile edge, and ends inside a thread's rows, with trailing empty segments.
 template <class H, class I>
 void half_sorted_runs_case(segref::rng& g) {
     SCOPED_TRACE(sizeof(I) == 4 ? "int32 ids" : "int64 ids");
