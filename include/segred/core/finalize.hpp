@@ -40,6 +40,18 @@ inline bool zero_fill(const options& opts) {
            (opts.fill_mode == fill_kind::constant && opts.fill_value == 0.0);
 }
 
+// The result of a segment whose rows reduced to `st`, in O. rows() gives
+// its row count and is called only by reducers whose result divides by it
+// (mean_of_rows), so a writer of other reducers need not work it out.
+template <class O, class R, class S, class Rows>
+SEGRED_HD O finalized(const R& r, const S& st, Rows&& rows) {
+    if constexpr (divides_by_rows<R>) {
+        return to_output<O>(r.finalize_rows(st, rows()));
+    } else {
+        return to_output<O>(r.finalize(st));
+    }
+}
+
 // Write column f of segment s, whose `rows` rows reduced to `st`. An empty
 // segment gets the fill value, or keeps out under accumulate; otherwise with
 // accumulate the existing value takes part as one more element, first.
@@ -62,11 +74,7 @@ SEGRED_HD void write_result(const R& r, const options& opts, const rows_view<O>&
             if constexpr (divides_by_rows<R>) ++rows;  // the existing value is one more row
         }
     }
-    if constexpr (divides_by_rows<R>) {
-        o = to_output<O>(r.finalize_rows(st, rows));
-    } else {
-        o = to_output<O>(r.finalize(st));
-    }
+    o = finalized<O>(r, st, [&] { return rows; });
 }
 
 } // namespace detail

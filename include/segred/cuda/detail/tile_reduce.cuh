@@ -884,19 +884,6 @@ __device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, co
     return true;
 }
 
-// out(k, 0) = st, of a segment of `rows` rows, finalized: a plain write
-// (nothing but out to write). rows() is called only by reducers whose
-// result divides by the row count.
-template <class O, class R, class S, class Rows>
-__device__ __forceinline__ void write_plain(const R& r, const rows_view<O>& out, std::int64_t k, const S& st,
-                                            Rows&& rows) {
-    if constexpr (segred::detail::divides_by_rows<R>) {
-        out(k, 0) = segred::detail::to_output<O>(r.finalize_rows(st, rows()));
-    } else {
-        out(k, 0) = segred::detail::to_output<O>(r.finalize(st));
-    }
-}
-
 // Position of the n-th lowest set bit of m (n from 1 to popc(m)): a binary
 // search on bit counts, with no branch.
 __device__ __forceinline__ int nth_set_bit(unsigned m, int n) {
@@ -970,7 +957,7 @@ __device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, unsigned 
                 return __ffs(owner_closes & ~((2u << begins) - 1u)) - 1 - begins;
             };
             if constexpr (decltype(plain)::value) {
-                write_plain(r, out, k, run, run_rows);
+                out(k, 0) = segred::detail::finalized<O>(r, run, run_rows);
             } else {
                 write_segment<T>(r, opts, out, k, 0, run, run_rows());
             }
@@ -1264,7 +1251,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 multi = true;
             } else if (key_in_range(cur, M)) {
                 if (plain_writes) {  // an inner run has rows
-                    write_plain(r, out, cur, st, [&] { return i - run_start; });
+                    out(cur, 0) = segred::detail::finalized<O>(r, st, [&] { return i - run_start; });
                 } else {
                     write_segment<T>(r, opts, out, cur, 0, st, i - run_start);
                 }
