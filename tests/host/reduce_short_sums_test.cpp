@@ -137,9 +137,18 @@ void check_short_sums(segref::rng& g, i64 M, lengths_kind kind) {
     // row by row, 16 rows and more in lanes).
     std::vector<I> ids;
     for (i64 s = 0; s < M; ++s) ids.insert(ids.end(), static_cast<std::size_t>(len[static_cast<std::size_t>(s)]), static_cast<I>(s));
+    // A mean asked for its counts too takes the writer's general path
+    // (states one by one) rather than the one that writes a register of
+    // sums: the same bits either way.
+    std::vector<T> counted_mean;
+    std::vector<std::int64_t> counts;
     const auto reduce = [&](const auto& pol, const auto& seg, std::vector<T>& got_sum, std::vector<T>& got_mean) {
         segred::segment_reduce(pol, vals, seg, segred::rows(got_sum.data(), M), segred::sum{}, opts);
         segred::segment_reduce(pol, vals, seg, segred::rows(got_mean.data(), M), segred::mean{}, opts);
+        counted_mean.assign(static_cast<std::size_t>(M), T(99));
+        counts.assign(static_cast<std::size_t>(M), -1);
+        segred::segment_reduce(pol, vals, seg, segred::rows(counted_mean.data(), M), segred::mean{},
+                               segred::options{opts}.counts(counts.data()));
     };
     for (int threads : {1, 2})
         for (const char* form : {"offsets", "lengths", "sorted ids"}) {
@@ -156,9 +165,11 @@ void check_short_sums(segref::rng& g, i64 M, lengths_kind kind) {
                 const T promised = f == "sorted ids" ? sorted_ids_sum[k] : sum[k];
                 const T want_sum = len[k] == 0 ? fill : promised;
                 const T want_mean = len[k] == 0 ? fill : promised / static_cast<T>(len[k]);
-                if (!same_bits(got_sum[k], want_sum) || !same_bits(got_mean[k], want_mean)) {
+                if (!same_bits(got_sum[k], want_sum) || !same_bits(got_mean[k], want_mean) ||
+                    !same_bits(counted_mean[k], want_mean) || counts[k] != len[k]) {
                     ADD_FAILURE() << "segment " << s << " of " << len[k] << " rows: sum " << got_sum[k] << ", want "
-                                  << want_sum << "; mean " << got_mean[k] << ", want " << want_mean;
+                                  << want_sum << "; mean " << got_mean[k] << " (with counts " << counted_mean[k]
+                                  << ", count " << counts[k] << "), want " << want_mean;
                     ++reported;
                 }
             }

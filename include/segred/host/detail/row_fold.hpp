@@ -132,25 +132,27 @@ struct row_fold {
 
     // Runs that fill the lanes of a register (mixed_short_sums): W of them
     // at once, run j of len[j] <= masked_rows rows from row b[j], with
-    // masked_rows rows readable from each. Where masked_fold.
+    // masked_rows rows readable from each; n holds the lengths in
+    // sse_lanes' lane_lengths form. Where masked_fold (W is 1 elsewhere).
     static constexpr int mixed_runs =
 #if SEGRED_HOST_SSE2
         masked_fold ? sse_lanes<T>::width : 1;
 #else
         1;
 #endif
-    SEGRED_FORCE_INLINE void fold_mixed_short(const std::int64_t* b, const std::int64_t* len, state* a) const {
 #if SEGRED_HOST_SSE2
-        if constexpr (masked_fold) {
-            T sums[mixed_runs];
-            mixed_short_sums(values.data, b, len, sums);
-            for (int j = 0; j < mixed_runs; ++j) a[j] = sum_state(sums[j], len[j]);
-        } else
-#endif
-        {
-            for (int j = 0; j < mixed_runs; ++j) a[j] = fold_one(b[j], b[j] + len[j]);
-        }
+    // Their sums, lane j run j's, left in the register.
+    SEGRED_FORCE_INLINE auto fold_mixed_lanes(const std::int64_t* b, __m128i n) const {
+        return mixed_short_sums(values.data, b, n);
     }
+    // Those sums as the runs' states, for a writer that takes states.
+    template <class Reg>
+    SEGRED_FORCE_INLINE void mixed_states(Reg sums, const std::int64_t* len, state* a) const {
+        T t[mixed_runs];
+        sse_lanes<T>::store(t, sums);
+        for (int j = 0; j < mixed_runs; ++j) a[j] = sum_state(t[j], len[j]);
+    }
+#endif
 
   private:
     // A sum or mean state from the sum of `rows` rows.

@@ -122,6 +122,32 @@ SEGRED_FORCE_INLINE void fold_equal_batch(const F& folder, Emit& emit, std::int6
     emit_equal_batch<K>(emit, s0, a, len);
 }
 
+// Whether Emit writes a group's sums from their register
+// (segment_writer::mixed_lanes).
+template <class Emit, class = void>
+struct writes_lane_sums : std::false_type {};
+template <class Emit>
+struct writes_lane_sums<Emit, std::enable_if_t<Emit::lane_sums>> : std::true_type {};
+
+// W segments s.., run j of lj[j] <= masked_rows rows from row bj[j], folded
+// in the lanes of one register (row_fold::fold_mixed_lanes), and written
+// from it where the writer can (a plain sum or mean), else state by state.
+template <int W, class F, class Emit>
+SEGRED_FORCE_INLINE void fold_mixed_group(const F& folder, Emit& emit, std::int64_t s, const std::int64_t* bj,
+                                          const std::int64_t* lj) {
+#if SEGRED_HOST_SSE2
+    const __m128i n = sse_lanes<typename F::value_type>::lane_lengths(lj);
+    const auto sums = folder.fold_mixed_lanes(bj, n);
+    if constexpr (writes_lane_sums<std::remove_reference_t<Emit>>::value)
+        if (emit.simple) return emit.mixed_lanes(s, sums, n);
+    typename F::state a[W];
+    folder.mixed_states(sums, lj, a);
+    emit_mixed_batch<W>(emit, s, a, lj);
+#else
+    (void)folder, (void)emit, (void)s, (void)bj, (void)lj;  // never called: masked_fold needs SSE2 lanes
+#endif
+}
+
 // Segment s of L is empty: emits it and the empty ones right after it (up to
 // hi), and returns the first segment not emitted. Out of line: inlined, its
 // loop slowed the loop of short segments by 5-10% even where no segment is
@@ -141,7 +167,6 @@ SEGRED_HOST_NOINLINE std::int64_t emit_empty_run(const Segments& L, const F& fol
 template <class Segments, class F, class Emit, class OnLong>
 void fold_one_column_segments(const Segments& L, std::int64_t lo, std::int64_t hi, const F& folder, Emit& emit,
                               std::int64_t piece, OnLong&& on_long) {
-    using State = typename F::state;
     // Each segment's end is the next one's begin: one offset read per
     // segment. Segments of one length go in batches of K (fold_equal_batch):
     // empty or one-row ones for every folder, up to masked_rows rows where
@@ -180,7 +205,7 @@ void fold_one_column_segments(const Segments& L, std::int64_t lo, std::int64_t h
                 if (W > 1 && s + W <= hi) {
                     // This segment and the next W - 1, each of at most
                     // masked_rows rows, in the lanes of one register
-                    // (row_fold::fold_mixed_short). (Taking longer ones
+                    // (fold_mixed_group). (Taking longer ones
                     // into the group too, each folded alone, ran 10%
                     // slower on power-law lengths.)
                     std::int64_t bj[W + 1], lj[W];
@@ -192,12 +217,13 @@ void fold_one_column_segments(const Segments& L, std::int64_t lo, std::int64_t h
                         bj[j + 1] = L.end(s + j);
                         lj[j] = bj[j + 1] - bj[j];
                         fit &= static_cast<std::uint64_t>(lj[j]) <= static_cast<std::uint64_t>(F::masked_rows);
-                        fit &= bj[j] <= masked_below;
                     }
+                    // Lengths of 0 to masked_rows never move a begin
+                    // back: the last begin alone says whether every run
+                    // has masked_rows rows to read.
+                    fit &= bj[W - 1] <= masked_below;
                     if (fit) {
-                        State a[W];
-                        folder.fold_mixed_short(bj, lj, a);
-                        emit_mixed_batch<W>(emit, s, a, lj);
+                        fold_mixed_group<W>(folder, emit, s, bj, lj);
                         s += W;
                         b = bj[W];
                         continue;

@@ -94,16 +94,16 @@ SEGRED_FORCE_INLINE void equal_short_sums(const A* x, A* out) {
 // masked_sum_in_order): 8 rows of each run read and transposed, lane j
 // taking run j's, the rows past a run masked to +0. Lengths that vary from
 // one segment to the next (power law) then cost no branch on a length;
-// x + b[j] .. + short_sum_rows must be readable.
+// x + b[j] .. + short_sum_rows must be readable. n holds the lengths in
+// V::lane_lengths' form; the sums stay in a register, lane j run j's.
 template <class A>
-SEGRED_FORCE_INLINE void mixed_short_sums(const A* x, const std::int64_t* b, const std::int64_t* len, A* out) {
+SEGRED_FORCE_INLINE typename sse_lanes<A>::reg mixed_short_sums(const A* x, const std::int64_t* b, __m128i n) {
     using V = sse_lanes<A>;
     static_assert(short_sum_rows == 8, "lane_rows8 reads 8 rows");
     typename V::reg rows[8], a = V::none();
     V::lane_rows8(x, b, rows);
-    const __m128i n = V::lane_lengths(len);
     for (int i = 0; i < 8; ++i) a = V::add(a, V::rows_below(rows[i], n, i));
-    V::store(out, a);
+    return a;
 }
 
 // The same for a length known at run time, 2 <= len <= short_sum_rows.
