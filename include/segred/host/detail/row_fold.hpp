@@ -141,9 +141,11 @@ struct row_fold {
         1;
 #endif
 #if SEGRED_HOST_SSE2
-    // Their sums, lane j run j's, left in the register.
-    SEGRED_FORCE_INLINE auto fold_mixed_lanes(const std::int64_t* b, __m128i n) const {
-        return mixed_short_sums(values.data, b, n);
+    // Their sums, lane j run j's, left in the register; row b[j] of the
+    // runs is row first + b[j] of the values.
+    template <class B>
+    SEGRED_FORCE_INLINE auto fold_mixed_lanes(std::int64_t first, const B* b, __m128i n) const {
+        return mixed_short_sums(values.data + first, b, n);
     }
     // Those sums as the runs' states, for a writer that takes states.
     template <class Reg>

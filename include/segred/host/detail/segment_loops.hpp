@@ -17,6 +17,7 @@
 #include "big_buffer.hpp"
 #include "layout.hpp"
 #include "parallel.hpp"
+#include "sse_lanes.hpp"
 #include "write_segment.hpp"
 
 namespace segred {
@@ -59,7 +60,21 @@ struct offsets_segments {
     std::int64_t begin(std::int64_t s) const { return static_cast<std::int64_t>(ptr[s]); }
     std::int64_t end(std::int64_t s) const { return begin(s + 1); }
     std::int64_t covered() const { return M == 0 ? 0 : end(M - 1) - begin(0); }
+    // 32-bit offsets as narrow bounds (has_narrow_bounds).
+    template <class J = I, class = std::enable_if_t<std::is_same<J, std::int32_t>::value>>
+    const std::int32_t* bounds(std::int64_t s) const { return ptr + s; }
+    std::int64_t bounds_first() const { return 0; }
 };
+
+// Segments whose bounds lie in one array of 32- or 16-bit integers say so
+// with bounds(s): begin(s + j) is bounds_first() + bounds(s)[j]. A group of
+// short runs then takes its lengths with vector instructions
+// (run_lengths4).
+template <class Segments, class = void>
+struct has_narrow_bounds : std::false_type {};
+template <class Segments>
+struct has_narrow_bounds<Segments, std::void_t<decltype(std::declval<const Segments&>().bounds(std::int64_t{}))>>
+    : std::true_type {};
 
 // Segments of one length come in batches of this many: enough independent
 // init/update/finalize chains for the compiler to unroll and vectorize.
@@ -129,24 +144,62 @@ struct writes_lane_sums : std::false_type {};
 template <class Emit>
 struct writes_lane_sums<Emit, std::enable_if_t<Emit::lane_sums>> : std::true_type {};
 
-// W segments s.., run j of lj[j] <= masked_rows rows from row bj[j], folded
-// in the lanes of one register (row_fold::fold_mixed_lanes), and written
-// from it where the writer can (a plain sum or mean), else state by state.
-template <int W, class F, class Emit>
-SEGRED_FORCE_INLINE void fold_mixed_group(const F& folder, Emit& emit, std::int64_t s, const std::int64_t* bj,
-                                          const std::int64_t* lj) {
 #if SEGRED_HOST_SSE2
-    const __m128i n = sse_lanes<typename F::value_type>::lane_lengths(lj);
-    const auto sums = folder.fold_mixed_lanes(bj, n);
+// W segments s.., run j of at most masked_rows rows from row first +
+// bj[j] (bj[W]: where run W - 1 ends), n their lengths in lane_lengths'
+// form, folded in the lanes of one register (row_fold::fold_mixed_lanes)
+// and written from it where the writer can (a plain sum or mean), else
+// state by state.
+template <int W, class F, class Emit, class B>
+SEGRED_FORCE_INLINE void fold_mixed_group(const F& folder, Emit& emit, std::int64_t s, std::int64_t first, const B* bj,
+                                          __m128i n) {
+    const auto sums = folder.fold_mixed_lanes(first, bj, n);
     if constexpr (writes_lane_sums<std::remove_reference_t<Emit>>::value)
         if (emit.simple) return emit.mixed_lanes(s, sums, n);
+    std::int64_t lj[W];
+    for (int j = 0; j < W; ++j) lj[j] = static_cast<std::int64_t>(bj[j + 1]) - static_cast<std::int64_t>(bj[j]);
     typename F::state a[W];
     folder.mixed_states(sums, lj, a);
     emit_mixed_batch<W>(emit, s, a, lj);
-#else
-    (void)folder, (void)emit, (void)s, (void)bj, (void)lj;  // never called: masked_fold needs SSE2 lanes
-#endif
 }
+
+// Segments s.. (W of them, s + W <= the chunk's end; segment s has len <=
+// masked_rows rows from row b <= masked_below to e) folded together by
+// fold_mixed_group when each of the others holds at most masked_rows rows
+// too and the last starts at or before masked_below. Returns the row after
+// them, or -1 when they do not fit (nothing is done). Narrow bounds
+// (four floats a group) take the lengths in vector lanes; others one by one.
+template <int W, class Segments, class F, class Emit>
+SEGRED_FORCE_INLINE std::int64_t fold_short_group(const Segments& L, const F& folder, Emit& emit, std::int64_t s,
+                                                  std::int64_t b, std::int64_t e, std::int64_t masked_below) {
+    constexpr int most = F::masked_rows;
+    if constexpr (W == 4 && has_narrow_bounds<Segments>::value) {
+        (void)b, (void)e;
+        const auto* bj = L.bounds(s);
+        const std::int64_t first = L.bounds_first();
+        const __m128i n = run_lengths4(bj);
+        // Lengths of 0 to masked_rows never move a begin back: the last
+        // begin alone says whether every run has masked_rows rows to read.
+        if (!lengths_within(n, most) || first + bj[W - 1] > masked_below) return -1;
+        fold_mixed_group<W>(folder, emit, s, first, bj, n);
+        return first + bj[W];
+    } else {
+        std::int64_t bj[W + 1], lj[W];
+        bj[0] = b;
+        bj[1] = e;
+        lj[0] = e - b;
+        bool fit = true;
+        for (int j = 1; j < W; ++j) {
+            bj[j + 1] = L.end(s + j);
+            lj[j] = bj[j + 1] - bj[j];
+            fit &= static_cast<std::uint64_t>(lj[j]) <= static_cast<std::uint64_t>(most);
+        }
+        if (!fit || bj[W - 1] > masked_below) return -1;  // (the last begin, as above)
+        fold_mixed_group<W>(folder, emit, s, 0, bj, sse_lanes<typename F::value_type>::lane_lengths(lj));
+        return bj[W];
+    }
+}
+#endif
 
 // Segment s of L is empty: emits it and the empty ones right after it (up to
 // hi), and returns the first segment not emitted. Out of line: inlined, its
@@ -201,34 +254,21 @@ void fold_one_column_segments(const Segments& L, std::int64_t lo, std::int64_t h
                     s = emit_empty_run(L, folder, emit, s, hi);
                     continue;
                 }
+#if SEGRED_HOST_SSE2  // (masked_fold needs SSE2 lanes; W > 1 with them)
                 constexpr int W = F::mixed_runs;
-                if (W > 1 && s + W <= hi) {
-                    // This segment and the next W - 1, each of at most
-                    // masked_rows rows, in the lanes of one register
-                    // (fold_mixed_group). (Taking longer ones
-                    // into the group too, each folded alone, ran 10%
-                    // slower on power-law lengths.)
-                    std::int64_t bj[W + 1], lj[W];
-                    bj[0] = b;
-                    bj[1] = e;
-                    lj[0] = len;
-                    bool fit = true;
-                    for (int j = 1; j < W; ++j) {
-                        bj[j + 1] = L.end(s + j);
-                        lj[j] = bj[j + 1] - bj[j];
-                        fit &= static_cast<std::uint64_t>(lj[j]) <= static_cast<std::uint64_t>(F::masked_rows);
-                    }
-                    // Lengths of 0 to masked_rows never move a begin
-                    // back: the last begin alone says whether every run
-                    // has masked_rows rows to read.
-                    fit &= bj[W - 1] <= masked_below;
-                    if (fit) {
-                        fold_mixed_group<W>(folder, emit, s, bj, lj);
+                if constexpr (W > 1) {
+                    // This segment and the next W - 1 in the lanes of one
+                    // register, where they fit (fold_short_group). (Taking
+                    // longer ones into the group too, each folded alone,
+                    // ran 10% slower on power-law lengths.)
+                    const std::int64_t after = s + W <= hi ? fold_short_group<W>(L, folder, emit, s, b, e, masked_below) : -1;
+                    if (after >= 0) {
                         s += W;
-                        b = bj[W];
+                        b = after;
                         continue;
                     }
                 }
+#endif
                 emit_one(emit, s, folder.fold_masked(b, len), len);
                 b = e;
                 ++s;

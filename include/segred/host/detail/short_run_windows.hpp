@@ -111,6 +111,9 @@ struct window_segments {
     std::int64_t base, first;
     std::int64_t begin(std::int64_t s) const { return first + ends[s - base]; }
     std::int64_t end(std::int64_t s) const { return first + ends[s - base + 1]; }
+    // As narrow bounds (has_narrow_bounds).
+    const window_row* bounds(std::int64_t s) const { return ends + (s - base); }
+    std::int64_t bounds_first() const { return first; }
 };
 
 // Room for a window's ends: short_run_max_segments + 2, rounded up to 8.

@@ -96,8 +96,8 @@ SEGRED_FORCE_INLINE void equal_short_sums(const A* x, A* out) {
 // one segment to the next (power law) then cost no branch on a length;
 // x + b[j] .. + short_sum_rows must be readable. n holds the lengths in
 // V::lane_lengths' form; the sums stay in a register, lane j run j's.
-template <class A>
-SEGRED_FORCE_INLINE typename sse_lanes<A>::reg mixed_short_sums(const A* x, const std::int64_t* b, __m128i n) {
+template <class A, class B>
+SEGRED_FORCE_INLINE typename sse_lanes<A>::reg mixed_short_sums(const A* x, const B* b, __m128i n) {
     using V = sse_lanes<A>;
     static_assert(short_sum_rows == 8, "lane_rows8 reads 8 rows");
     typename V::reg rows[8], a = V::none();

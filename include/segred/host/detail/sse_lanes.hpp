@@ -70,7 +70,8 @@ template <> struct sse_lanes<float> {
     // for i < 8: two rows of 4 loaded from each run, transposed. Forced
     // inline: as a call, its rows went through the stack, and power-law
     // sums ran 1.17x slower.
-    SEGRED_FORCE_INLINE static void lane_rows8(const float* x, const std::int64_t* b, reg* rows) {
+    template <class B>  // b: 16-, 32- or 64-bit row offsets
+    SEGRED_FORCE_INLINE static void lane_rows8(const float* x, const B* b, reg* rows) {
         for (int h = 0; h < 8; h += 4) {
             __m128 r0 = load(x + b[0] + h), r1 = load(x + b[1] + h), r2 = load(x + b[2] + h), r3 = load(x + b[3] + h);
             _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
@@ -119,7 +120,8 @@ template <> struct sse_lanes<double> {
         return _mm_or_pd(_mm_and_pd(empty, fill), _mm_andnot_pd(empty, v));
     }
     static reg div(reg a, reg b) { return _mm_div_pd(a, b); }
-    SEGRED_FORCE_INLINE static void lane_rows8(const double* x, const std::int64_t* b, reg* rows) {
+    template <class B>  // b: 16-, 32- or 64-bit row offsets
+    SEGRED_FORCE_INLINE static void lane_rows8(const double* x, const B* b, reg* rows) {
         for (int i = 0; i < 8; i += 2) {
             const __m128d r0 = load(x + b[0] + i), r1 = load(x + b[1] + i);
             rows[i] = _mm_unpacklo_pd(r0, r1);
@@ -132,6 +134,26 @@ template <> struct sse_lanes<double> {
         return _mm_add_sd(h, _mm_unpackhi_pd(h, h));
     }
 };
+
+// The lengths b[j + 1] - b[j] of the four runs whose bounds are b[0..4],
+// 32- or 16-bit, in four 32-bit lanes: narrow bounds (int32 offsets, the
+// 16-bit ends of a window of sorted ids) give a group of runs its lengths
+// in two loads and a subtraction.
+inline __m128i run_lengths4(const std::int32_t* b) {
+    return _mm_sub_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 1)),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
+}
+inline __m128i run_lengths4(const std::int16_t* b) {
+    const __m128i d = _mm_sub_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 1)),
+                                    _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b)));
+    return _mm_srai_epi32(_mm_unpacklo_epi16(d, d), 16);  // sign-extended
+}
+
+// Whether every lane of n lies in [0, most].
+inline bool lengths_within(__m128i n, int most) {
+    const __m128i out = _mm_or_si128(_mm_cmpgt_epi32(n, _mm_set1_epi32(most)), _mm_cmpgt_epi32(_mm_setzero_si128(), n));
+    return _mm_movemask_epi8(out) == 0;
+}
 #endif
 
 } // namespace host_detail
