@@ -101,6 +101,10 @@ struct row_fold {
     // branch on the run's length (simd_short_sum.hpp), to the bits fold_one
     // gives. Float and double values, where the host has SSE2 lanes.
     static constexpr int masked_rows = short_sum_rows;
+    // Sums and means: a row's place in their fold changes only the
+    // rounding, so a scatter may fold rows into interleaved copies of a
+    // state (scatter.hpp), where extremes keep the first of equal values.
+    static constexpr bool adds = std::is_same<R, segred::sum>::value || std::is_same<R, segred::mean>::value;
     static constexpr bool masked_fold =
         (std::is_same<R, segred::sum>::value || std::is_same<R, segred::mean>::value) &&
         std::is_same<detail::accum_t<T>, T>::value && has_sse_lanes<T>;

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "line_streams.hpp"
@@ -39,6 +40,22 @@ inline std::int64_t scatter_block_rows(std::int64_t M, std::int64_t width) {
 
 // Below this many blocks the owned-range shape is used.
 constexpr std::int64_t min_scatter_blocks = 4;
+
+// Copies of its states a block of the block shape folds into: row lo + 4j + c
+// of the block into copy c, the copies then combined as (0 + 2) + (1 + 3),
+// for one-column sums and means of at most this many segments. A row's add
+// then waits on the add four rows back into the same segment, not on the
+// previous row's: with few segments a skewed input (Zipf, where one id takes
+// a third of the rows) chained each add to the one before through memory.
+// Combining the copies costs 3 adds a segment a block, small against the
+// block's rows below this M.
+constexpr int scatter_copies = 4;
+constexpr std::int64_t max_copied_segments = 1024;
+
+template <class F>
+int block_copies(std::int64_t M, std::int64_t width) {
+    return F::adds && width == 1 && M <= max_copied_segments ? scatter_copies : 1;
+}
 
 // What a scatter records per segment besides its states: the exact row count
 // when counts() was asked for, else only whether any row came.
@@ -289,6 +306,74 @@ struct run_folder {
         }
         flush();
     }
+
+    // One column, no merging: rows [lo, hi) into scatter_copies copies of
+    // the states, `span` apart, row lo + 4j + c into copy c (block_copies).
+    // Unrolled by the copies, so each row's copy is a constant offset.
+    template <class SlotOf>
+    void rows_into_copies(State* st, std::int64_t span, std::int64_t lo, std::int64_t hi, const SlotOf& slot_of) {
+        constexpr int C = scatter_copies;
+        const auto* const v = folder.values.data;
+        const std::int64_t stride = folder.values.width;
+        auto one = [&](State* copy, std::int64_t i) {
+            const std::int64_t k = slot_of(i);
+            if (k < 0) return;
+            folder.update_value(copy[k], v[i * stride], i);
+            tally.add(k, 1);
+        };
+        std::int64_t i = lo;
+        for (; i + C <= hi; i += C)
+            for (int c = 0; c < C; ++c) one(st + c * span, i + c);
+        for (int c = 0; i < hi; ++i, ++c) one(st + c * span, i);
+    }
+
+    // The same fold where ids repeat (merge): a run of rows of one slot is
+    // folded in scatter_copies registers, one a copy, loaded when the run
+    // begins and stored when it ends. The same adds as rows_into_copies, so
+    // the same bits, with four chains of adds in flight rather than one (a
+    // single register held all-equal ids to one add per add latency).
+    template <class SlotOf>
+    void runs_into_copies(State* st, std::int64_t span, std::int64_t lo, std::int64_t hi, const SlotOf& slot_of) {
+        constexpr int C = scatter_copies;
+        State r[C];
+        std::int64_t open = -1, n = 0;  // the run's slot (-1: none) and rows
+        auto close = [&] {
+            if (open < 0) return;
+            for (int c = 0; c < C; ++c) st[c * span + open] = r[c];
+            tally.add(open, n);
+        };
+        auto one = [&](auto copy, std::int64_t i) {  // copy: a constant, so r[c] stays a register
+            constexpr int c = decltype(copy)::value;
+            const std::int64_t k = slot_of(i);
+            if (k != open) {
+                close();
+                open = k;
+                n = 0;
+                if (k < 0) return;
+                for (int d = 0; d < C; ++d) r[d] = st[d * span + k];
+            } else if (k < 0) {
+                return;
+            }
+            folder.update_one(r[c], i);
+            ++n;
+        };
+        using c0 = std::integral_constant<int, 0>;
+        using c1 = std::integral_constant<int, 1>;
+        using c2 = std::integral_constant<int, 2>;
+        using c3 = std::integral_constant<int, 3>;
+        static_assert(C == 4, "one call a copy");
+        std::int64_t i = lo;
+        for (; i + C <= hi; i += C) {
+            one(c0{}, i);
+            one(c1{}, i + 1);
+            one(c2{}, i + 2);
+            one(c3{}, i + 3);
+        }
+        if (i < hi) one(c0{}, i++);
+        if (i < hi) one(c1{}, i++);
+        if (i < hi) one(c2{}, i++);
+        close();
+    }
 };
 
 // F is a row folder (row_fold.hpp). id_of(i): segment of row i, or -1 to
@@ -322,17 +407,33 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
         // Blocks' states are `stride` apart: at least a cache line between
         // two blocks, so threads folding neighbouring blocks never write the
         // same line (with M = 16 a block's states are one line or less).
-        const std::int64_t stride = span + (64 + static_cast<std::int64_t>(sizeof(State)) - 1) / static_cast<std::int64_t>(sizeof(State));
+        // A block's copies (block_copies) lie back to back; the first holds
+        // their combination.
+        const int copies = block_copies<F>(M, width);
+        const std::int64_t stride = copies * span + (64 + static_cast<std::int64_t>(sizeof(State)) - 1) / static_cast<std::int64_t>(sizeof(State));
         const state_array<State> partial = make_states<State>(blocks * stride);
         std::vector<Tally> counts;
         counts.reserve(static_cast<std::size_t>(blocks));
         for (std::int64_t b = 0; b < blocks; ++b) counts.emplace_back(M);
         parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
             State* st = partial.get() + b * stride;
-            for (std::int64_t j = 0; j < span; ++j) st[j] = folder.init();
+            for (std::int64_t j = 0; j < copies * span; ++j) st[j] = folder.init();
             const std::int64_t lo = b * block_rows, hi = std::min(n, (b + 1) * block_rows);
             run_folder<Tally, F> fold{folder, width, counts[static_cast<std::size_t>(b)], repeats_often(lo, hi)};
-            fold.template rows_of<false>(st, lo, hi, id_of);
+            if (copies == 1) {
+                fold.template rows_of<false>(st, lo, hi, id_of);
+                return;
+            }
+            if (fold.merge)
+                fold.runs_into_copies(st, span, lo, hi, id_of);
+            else
+                fold.rows_into_copies(st, span, lo, hi, id_of);
+            static_assert(scatter_copies == 4, "combined as (0 + 2) + (1 + 3)");
+            for (std::int64_t j = 0; j < span; ++j) {
+                folder.combine(st[j], st[2 * span + j]);
+                folder.combine(st[span + j], st[3 * span + j]);
+                folder.combine(st[j], st[span + j]);
+            }
         });
         // Combine in block order; segments in chunks so each block's states
         // are read as runs of consecutive memory.

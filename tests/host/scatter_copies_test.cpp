@@ -1,0 +1,111 @@
+// Unsorted ids into few segments: the blocked scatter's fold, bit for bit,
+// as SEMANTICS.md promises it. Blocks of max(65536, 8M) rows; a one-column
+// sum or mean into at most 1024 segments folds a block's rows into 4
+// interleaved copies of its states (row lo + 4j + c into copy c), combined
+// as (0+2)+(1+3); blocks combined in order. (Blocks whose first rows mostly
+// repeat their predecessor's id fold runs in registers: the same adds.)
+// Skewed ids (a third of the rows on one segment), a block of repeating
+// ids, dropped ids, a last block whose rows are not a multiple of 4, and
+// M = 1024 against 1025 (past the copies: row order in each block).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <segred/segred.hpp>
+
+#include "common/reference.hpp"
+#include "common/test_util.hpp"
+
+namespace {
+
+using segtest::i64;
+
+template <class P>
+class ScatterCopies : public ::testing::Test {};
+TYPED_TEST_SUITE(ScatterCopies, segtest::float_value_pairs, segtest::vi_names);
+
+constexpr i64 block_rows = 65536;  // max(65536, 8M) for every M here
+
+// The promised sums and row counts of each segment, in T, by the shape
+// above; ids outside [0, M) are dropped.
+template <class T, class I>
+void promised(const std::vector<T>& v, const std::vector<I>& ids, i64 M, std::vector<T>& sum, std::vector<i64>& rows) {
+    const i64 n = static_cast<i64>(v.size());
+    const bool copies = M <= 1024;
+    sum.assign(static_cast<std::size_t>(M), T(0));
+    rows.assign(static_cast<std::size_t>(M), 0);
+    for (i64 lo = 0; lo < n; lo += block_rows) {
+        std::vector<std::vector<T>> copy(4, std::vector<T>(static_cast<std::size_t>(M), T(0)));
+        for (i64 i = lo; i < std::min(n, lo + block_rows); ++i) {
+            const i64 k = static_cast<i64>(ids[static_cast<std::size_t>(i)]);
+            if (k < 0 || k >= M) continue;
+            copy[copies ? static_cast<std::size_t>((i - lo) % 4) : 0][static_cast<std::size_t>(k)] +=
+                v[static_cast<std::size_t>(i)];
+            ++rows[static_cast<std::size_t>(k)];
+        }
+        for (i64 s = 0; s < M; ++s) {
+            const auto j = static_cast<std::size_t>(s);
+            sum[j] += (copy[0][j] + copy[2][j]) + (copy[1][j] + copy[3][j]);
+        }
+    }
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+    if (std::isnan(a) && std::isnan(b)) return true;
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+template <class T, class I>
+void check(segref::rng& g, i64 M) {
+    SCOPED_TRACE(::testing::Message() << "M " << M);
+    const i64 n = 4 * block_rows + 1003;  // 5 blocks, the last of 1003 rows
+    std::vector<I> ids(static_cast<std::size_t>(n));
+    for (i64 i = 0; i < n; ++i) {
+        const i64 r = segref::uniform_int(g, 0, 299);
+        // A third on segment M - 1, some past the last segment (dropped).
+        ids[static_cast<std::size_t>(i)] = static_cast<I>(r < 100 ? M - 1 : r < 103 ? M : segref::uniform_int(g, 0, M - 1));
+    }
+    // Block 1 in runs of 16 rows of one id: its first rows repeat, and it
+    // folds runs in registers (as every block does with one segment).
+    for (i64 i = block_rows; i < 2 * block_rows; i += 16)
+        for (i64 j = 0; j < 16; ++j) ids[static_cast<std::size_t>(i + j)] = ids[static_cast<std::size_t>(i)];
+    std::vector<T> v(static_cast<std::size_t>(n));
+    for (T& x : v) x = static_cast<T>(segref::uniform_real(g, -4.0, 4.0));
+
+    std::vector<T> want_sum;
+    std::vector<i64> rows;
+    promised(v, ids, M, want_sum, rows);
+    const auto opts = segred::options{}.bounds(segred::bounds_policy::drop);
+    for (int threads : {1, 2}) {
+        SCOPED_TRACE(::testing::Message() << "threads " << threads);
+        std::vector<T> got_sum(static_cast<std::size_t>(M), T(99)), got_mean(static_cast<std::size_t>(M), T(99));
+        const auto pol = segred::host.threads(threads);
+        segred::segment_reduce(pol, segred::rows(v.data(), n), segred::ids(ids.data(), M),
+                               segred::rows(got_sum.data(), M), segred::sum{}, opts);
+        segred::segment_reduce(pol, segred::rows(v.data(), n), segred::ids(ids.data(), M),
+                               segred::rows(got_mean.data(), M), segred::mean{}, opts);
+        int reported = 0;
+        for (i64 s = 0; s < M && reported < 5; ++s) {
+            const auto k = static_cast<std::size_t>(s);
+            const T want_mean = rows[k] == 0 ? T(0) : want_sum[k] / static_cast<T>(rows[k]);
+            if (!same_bits(got_sum[k], want_sum[k]) || !same_bits(got_mean[k], want_mean)) {
+                ADD_FAILURE() << "segment " << s << " of " << rows[k] << " rows: sum " << got_sum[k] << ", want "
+                              << want_sum[k] << "; mean " << got_mean[k] << ", want " << want_mean;
+                ++reported;
+            }
+        }
+    }
+}
+
+TYPED_TEST(ScatterCopies, SameBitsAsPromised) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (i64 M : {i64(1), i64(3), i64(16), i64(1024), i64(1025)}) check<T, I>(g, M);
+}
+
+} // namespace
