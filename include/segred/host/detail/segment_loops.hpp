@@ -261,7 +261,8 @@ void fold_one_column_segments(const Segments& L, std::int64_t lo, std::int64_t h
                     // register, where they fit (fold_short_group). (Taking
                     // longer ones into the group too, each folded alone,
                     // ran 10% slower on power-law lengths.)
-                    const std::int64_t after = s + W <= hi ? fold_short_group<W>(L, folder, emit, s, b, e, masked_below) : -1;
+                    const std::int64_t after =
+                        s + W <= hi ? fold_short_group<W>(L, folder, emit, s, b, e, masked_below) : -1;
                     if (after >= 0) {
                         s += W;
                         b = after;
