@@ -98,9 +98,11 @@ segtest::seg_input<I> crowded_ids(segref::rng& g, i64 n, i64 M) {
 // (M / 3: a warp's hot id in registers, held in shared memory or not), and
 // eight crowded ids, each with 1% out of range under drop. Sum
 // straight into the out, sum accumulated with counts (into separate sums),
-// mean, and count. wide_n = 0: width 1 only.
+// mean, and count. wide_n = 0: width 1 only. few: aligned only, and only
+// the uniform, hot-at-M - 1 and one-id shapes (for M so large that each
+// check takes seconds of host work).
 template <class T, class I>
-void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M) {
+void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M, bool few = false) {
     using segref::op;
     SEGRED_SEEDED_RNG(g);
     const segtest::device_memory mem;
@@ -108,6 +110,7 @@ void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M) {
         for (bool shifted : {false, true})
             for (int shape = 0; shape < 6; ++shape) {
                 if (width != 1 && wide_n == 0) continue;
+                if (few && (shifted || shape == 1 || shape == 2 || shape == 5)) continue;
                 const i64 rows = width == 1 ? n : wide_n, segs = width == 1 ? M : wide_M;
                 SCOPED_TRACE("width " + std::to_string(width) + ", M = " + std::to_string(segs) +
                              (shifted ? ", unaligned" : "") +
@@ -178,6 +181,20 @@ TYPED_TEST(CudaUnsortedReduce, LargeSharedAccumulators) {
     atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, 20000, 3000, 700);
 }
 
+// One column into more segments than the L2 holds (2^24 + 3: 64 MiB of
+// 4-byte sums or 32-bit counts, past three quarters of any card's L2 below
+// 85 MiB): rows partitioned into buckets of ids by range, each bucket summed
+// in shared memory (bucket_scatter.cuh). Buckets of 2^15 ids (4-byte sums,
+// or counts alone), 2^14 (8-byte sums, or 4-byte sums with counts) and 2^13
+// (8-byte sums with counts), the last one holding 3 ids. 300000 rows make
+// three chunks of the summing pass: one id's rows (every id M / 3, and the
+// skewed ids' hot one, at M - 1 in the last bucket) span all three, and a
+// chunk of uniform ids spans hundreds of buckets. Aligned values and three
+// shapes only: each check sums 2^24 segments on the host.
+TYPED_TEST(CudaUnsortedReduce, BucketedAccumulators) {
+    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(300000, (i64(1) << 24) + 3, 0, 0, true);
+}
+
 // One column in shared memory from 64 to 5000 ids, where float sums take
 // an id as hot from 7, 5, 4 and 4 lanes of a round (hot_lanes_for_float_sums;
 // 3 from about 10000 ids on, as in LargeSharedAccumulators) and counts
@@ -185,6 +202,37 @@ TYPED_TEST(CudaUnsortedReduce, LargeSharedAccumulators) {
 TYPED_TEST(CudaUnsortedReduce, SmallSharedAccumulators) {
     for (i64 M : {64, 300, 1500, 5000})
         atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, M, 0, 0);
+}
+
+} // namespace
+
+namespace {
+
+// Where the bucketed path applies and how wide its buckets are: no GPU
+// needed (the plan is host arithmetic).
+TEST(CudaBucketPlan, BucketsFitSharedMemoryPastTheL2) {
+    using segred::cuda::detail::plan_buckets;
+    const std::size_t l2 = std::size_t(50) << 20, shared = std::size_t(128) << 10;
+    const i64 n = i64(1) << 26, M = i64(1) << 24;
+    // 4 bytes an id: 2^15 ids a bucket, 512 buckets.
+    auto p = plan_buckets(n, M, 4, std::size_t(M) * 4, shared, l2);
+    EXPECT_EQ(p.shift, 15);
+    EXPECT_EQ(p.buckets, 512);
+    // 12 bytes an id (8-byte sums, 32-bit counts): 2^13 ids; M + 1 ids take
+    // one more bucket.
+    p = plan_buckets(n, M + 1, 12, std::size_t(M + 1) * 16, shared, l2);
+    EXPECT_EQ(p.shift, 13);
+    EXPECT_EQ(p.buckets, 2049);
+    // Accumulators within three quarters of the L2 stay on the atomic path;
+    // just past it they do not.
+    EXPECT_EQ(plan_buckets(n, M, 4, l2 / 4 * 3, shared, l2).buckets, 0);
+    EXPECT_GT(plan_buckets(n, M, 4, l2 / 4 * 3 + 4, shared, l2).buckets, 0);
+    // Places are 32-bit; the tile pass's histogram holds 8192 buckets; a
+    // bucket holds at least 2^10 ids.
+    EXPECT_EQ(plan_buckets(i64(1) << 32, M, 4, std::size_t(M) * 4, shared, l2).buckets, 0);
+    EXPECT_EQ(plan_buckets(n, i64(1) << 29, 4, std::size_t(1) << 31, shared, l2).buckets, 0);
+    EXPECT_EQ(plan_buckets(n, M, 4, std::size_t(M) * 4, 2048, l2).buckets, 0);
+    EXPECT_EQ(plan_buckets(0, M, 4, std::size_t(M) * 4, shared, l2).buckets, 0);
 }
 
 } // namespace

@@ -19,6 +19,7 @@
 #include "../core/options.hpp"
 #include "../core/reducers.hpp"
 #include "../core/views.hpp"
+#include "detail/bucket_scatter.cuh"
 #include "detail/extremum_scatter.cuh"
 #include "detail/layout.cuh"
 #include "detail/reduce_layout.cuh"
@@ -110,6 +111,11 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
     // One column or wider rows, each kernel with its own loop only.
     auto launch = [&](auto one_column) {
         constexpr bool one = decltype(one_column)::value;
+        // One column into more accumulators than the L2 holds: rows
+        // partitioned by id range, then summed in shared memory.
+        if constexpr (one) {
+            if (bucket_scatter<sums, T, A>(p, values, seg_of, M, acc_ptr, count_to)) return;
+        }
         const auto shared_kernel = scatter_shared_kernel<sums, T, A, one, SegOf>;
         const auto split_kernel = scatter_shared_kernel<sums, T, A, true, SegOf, true>;  // one column only
         const std::size_t limit = one ? std::min(private_shared_limit(shared_kernel, true),

@@ -1,0 +1,343 @@
+// segred/cuda/detail/bucket_scatter.cuh -- the atomic path's one-column
+// sums, means and counts into more segments than the L2 cache holds: rows
+// partitioned by id into buckets of 2^shift ids, then each bucket summed in
+// shared memory.
+//
+// Why: past the L2, every row's atomic add is a read-modify-write of a
+// 32-byte sector in device memory (H200, 2^26 uniform rows into 2^24 fp32
+// sums: 257 GB/s of model bytes, 0.06 of a copy). Partitioning moves each row
+// twice more (written once, read once), but every add then lands in shared
+// memory and the sums reach device memory once, in order.
+//
+// Passes: (1) count each bucket's rows (a block histogram in shared memory);
+// (2) an exclusive scan of the counts gives each bucket's first place;
+// (3) each block ranks a tile of rows by bucket in shared memory, reserves
+// each bucket's places with one global atomic, puts the tile in bucket order
+// in shared memory and writes it out (consecutive threads, consecutive places
+// of a bucket: a warp's stores touch a few sectors, not 32); (4) each block
+// sums a chunk of the partitioned rows, bucket by bucket, in shared memory
+// and adds its non-zero totals to the global accumulators. Rows land in a
+// bucket in no fixed order, so float sums round in some order, as on the
+// other atomic paths (`deterministic` takes the sorted path instead).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../../core/numeric.hpp"
+#include "../../core/views.hpp"
+#include "cub_call.cuh"
+#include "launch.cuh"
+#include "scatter_kernels.cuh"
+#include "temp_buffer.cuh"
+
+namespace segred {
+namespace cuda {
+namespace detail {
+
+constexpr int bucket_count_threads = 1024;
+constexpr int bucket_tile_threads = 1024;
+constexpr int bucket_tile_rows_per_thread = 8;
+constexpr std::int64_t bucket_tile_rows = bucket_tile_threads * bucket_tile_rows_per_thread;
+constexpr int bucket_sum_threads = 1024;
+constexpr std::int64_t bucket_chunk_rows = std::int64_t(1) << 17;  // rows a block of the summing pass takes
+constexpr std::size_t bucket_shared_bytes = 128 * 1024;             // a bucket's accumulators, at most
+constexpr int bucket_max_shift = 16;                                // partitioned ids are 16-bit
+constexpr std::int64_t bucket_max_count = 8192;
+constexpr unsigned no_bucket = 0xffffffffu;
+
+struct bucket_plan {
+    int shift = 0;
+    std::int64_t buckets = 0;  // 0: the path does not apply
+};
+
+// Buckets for M ids with per_id bytes of accumulators each in at most
+// `shared` bytes a block. Only where the atomic path's accumulators
+// (`footprint` bytes) take more than three quarters of the L2: within it,
+// the atomic adds run at L2 speed, which the extra passes do not beat (H200,
+// 2^26 uniform rows: fp32 sums into 2^23 ids, 32 MiB, ran at 0.49x, fp64
+// sums into 2^22 at 0.54x). Not for 2^32 rows or more (32-bit places) or
+// past bucket_max_count buckets (the tile pass's histogram).
+inline bucket_plan plan_buckets(std::int64_t n, std::int64_t M, std::size_t per_id, std::size_t footprint,
+                                std::size_t shared, std::size_t l2_bytes) {
+    if (per_id == 0 || n <= 0 || n >= (std::int64_t(1) << 32) || M >= (std::int64_t(1) << 31)) return {};
+    if (footprint * 4 <= l2_bytes * 3) return {};
+    int shift = 0;
+    while (shift < bucket_max_shift && (std::size_t(2) << shift) * per_id <= shared) ++shift;
+    const std::int64_t buckets = (M + (std::int64_t(1) << shift) - 1) >> shift;
+    if (shift < 10 || buckets > bucket_max_count) return {};
+    return {shift, buckets};
+}
+
+// The rank of this lane's row among the rows of its bucket b (no_bucket:
+// none) that counter[b] has counted so far, counted in. A warp whose rows
+// all fall in one bucket (all ids equal, long runs) takes one shared atomic:
+// as 32 atomics on one address they serialize. Other warps take one a row:
+// grouping the lanes of each bucket (__match_any_sync) cost uniform ids 5x
+// in the counting pass (H200). Every lane of the warp calls it.
+__device__ inline unsigned claim_in_bucket(unsigned* counter, unsigned b) {
+    const int lane = threadIdx.x % 32;
+    const unsigned b0 = __shfl_sync(0xffffffffu, b, 0);
+    if (__all_sync(0xffffffffu, b == b0)) {
+        unsigned first = 0;
+        if (lane == 0 && b0 != no_bucket) first = atomicAdd(counter + b0, 32u);
+        return __shfl_sync(0xffffffffu, first, 0) + static_cast<unsigned>(lane);
+    }
+    return b != no_bucket ? atomicAdd(counter + b, 1u) : 0u;
+}
+
+inline namespace SEGRED_ABI_NS {
+
+// Pass 1: rows a bucket, into counts[b] (zeroed). Whole warps step together
+// (claim_in_bucket), each thread `ahead` rows a step, a grid stride apart.
+template <class SegOf>
+SEGRED_KERNEL void __launch_bounds__(bucket_count_threads)
+    bucket_count_kernel(std::int64_t n, SegOf seg_of, int shift, int buckets, unsigned* counts) {
+    constexpr int ahead = 4;
+    extern __shared__ unsigned long long shared_words[];
+    unsigned* h = reinterpret_cast<unsigned*>(shared_words);
+    for (int b = threadIdx.x; b < buckets; b += blockDim.x) h[b] = 0;
+    __syncthreads();
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    const int lane = threadIdx.x % 32;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i - lane < n; i += ahead * stride) {
+        unsigned b[ahead];
+#pragma unroll
+        for (int j = 0; j < ahead; ++j) {
+            const std::int64_t k = i + j * stride < n ? seg_of(i + j * stride) : -1;
+            b[j] = k >= 0 ? static_cast<unsigned>(k >> shift) : no_bucket;
+        }
+#pragma unroll
+        for (int j = 0; j < ahead; ++j) claim_in_bucket(h, b[j]);
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < buckets; b += blockDim.x)
+        if (h[b] != 0) atomicAdd(counts + b, h[b]);
+}
+
+// Pass 3: one tile of bucket_tile_rows rows a block into their buckets'
+// places (cursor[b]: the next free place of bucket b), as 16-bit ids within
+// the bucket and, for sums, the values. Shared memory: [buckets] counts, then
+// local firsts; [buckets] global minus local firsts; the tile's ids; its
+// values.
+template <bool Sums, class T, class SegOf>
+SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads)
+    bucket_partition_kernel(rows_view<const T> values, SegOf seg_of, int shift, int buckets, unsigned* cursor,
+                            std::uint16_t* part_ids, T* part_values) {
+    constexpr int R = bucket_tile_rows_per_thread;
+    using scan_t = cub::BlockScan<unsigned, bucket_tile_threads>;
+    __shared__ typename scan_t::TempStorage scan_storage;
+    extern __shared__ unsigned long long shared_words[];
+    unsigned* first = reinterpret_cast<unsigned*>(shared_words);
+    unsigned* delta = first + buckets;
+    unsigned* tile_ids = delta + buckets;
+    T* tile_values = reinterpret_cast<T*>(tile_ids + bucket_tile_rows);
+    for (int b = threadIdx.x; b < buckets; b += blockDim.x) first[b] = 0;
+    __syncthreads();
+    const std::int64_t row0 = std::int64_t(blockIdx.x) * bucket_tile_rows;
+    unsigned id[R], rank[R];
+    T x[R];
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+        const std::int64_t i = row0 + j * bucket_tile_threads + threadIdx.x;
+        const std::int64_t k = i < values.n ? seg_of(i) : -1;
+        id[j] = k >= 0 ? static_cast<unsigned>(k) : no_bucket;
+        if (Sums && k >= 0) x[j] = values.data[i];
+    }
+#pragma unroll
+    for (int j = 0; j < R; ++j) rank[j] = claim_in_bucket(first, id[j] == no_bucket ? no_bucket : id[j] >> shift);
+    __syncthreads();
+    // Each thread a stretch of buckets: their local firsts by a block scan,
+    // their global places by one atomic a non-empty bucket.
+    const int per = (buckets + bucket_tile_threads - 1) / bucket_tile_threads;
+    const int b0 = static_cast<int>(threadIdx.x) * per, b1 = b0 + per < buckets ? b0 + per : buckets;
+    unsigned mine = 0;
+    for (int b = b0; b < b1; ++b) mine += first[b];
+    unsigned run = 0, total = 0;
+    scan_t(scan_storage).ExclusiveSum(mine, run, total);
+    for (int b = b0; b < b1; ++b) {
+        const unsigned c = first[b];
+        delta[b] = c != 0 ? atomicAdd(cursor + b, c) - run : 0u;  // unsigned: wraps back when run is added
+        first[b] = run;
+        run += c;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+        if (id[j] == no_bucket) continue;
+        const unsigned slot = first[id[j] >> shift] + rank[j];
+        tile_ids[slot] = id[j];
+        if (Sums) tile_values[slot] = x[j];
+    }
+    __syncthreads();
+    const unsigned mask = (1u << shift) - 1u;
+    for (unsigned q = threadIdx.x; q < total; q += bucket_tile_threads) {
+        const unsigned k = tile_ids[q];
+        const unsigned place = delta[k >> shift] + q;
+        part_ids[place] = static_cast<std::uint16_t>(k & mask);
+        if (Sums) part_values[place] = tile_values[q];
+    }
+}
+
+// Pass 4: partitioned rows [chunk * blockIdx.x, ...) (starts: each bucket's
+// first place, starts[buckets] the rows in all), bucket by bucket, summed in
+// shared memory ([2^shift] A, then [2^shift] 32-bit counts when counts are
+// wanted) and added to acc and counts. Ids that a warp's first 32 rows of a
+// bucket repeat (add_hot_ids) sum in registers: a hot id's rows sit together
+// in its bucket, and as shared atomics on one address they serialize
+// (Zipf(1.1) ids into 2^24 sums ran at 0.45x of the atomic path without).
+template <bool Sums, class T, class A>
+SEGRED_KERNEL void __launch_bounds__(bucket_sum_threads, 1)
+    bucket_sum_kernel(const std::uint16_t* part_ids, const T* part_values, const unsigned* starts, int shift,
+                      int buckets, std::int64_t M, A* acc, count_sink counts) {
+    extern __shared__ unsigned long long shared_words[];
+    const unsigned cells = 1u << shift;
+    A* sacc = reinterpret_cast<A*>(shared_words);
+    unsigned* scnt = reinterpret_cast<unsigned*>(sacc + (Sums ? cells : 0));
+    const std::int64_t total = starts[buckets];
+    const std::int64_t lo = std::int64_t(blockIdx.x) * bucket_chunk_rows;
+    if (lo >= total) return;
+    const std::int64_t hi = lo + bucket_chunk_rows < total ? lo + bucket_chunk_rows : total;
+    int b = 0, last = buckets - 1;  // the bucket of row lo: the first with starts[b + 1] > lo
+    while (b < last) {
+        const int mid = (b + last) / 2;
+        if (starts[mid + 1] > lo) last = mid;
+        else b = mid + 1;
+    }
+    for (; b < buckets && starts[b] < hi; ++b) {
+        const std::int64_t first_row = starts[b], end_row = starts[b + 1];
+        const std::int64_t r0 = lo > first_row ? lo : first_row, r1 = hi < end_row ? hi : end_row;
+        if (r0 >= r1) continue;  // the same in every thread
+        for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
+            if (Sums) sacc[e] = A(0);
+            if (counts) scnt[e] = 0;
+        }
+        __syncthreads();
+        std::int64_t hot[hot_ids];
+        sum_and_count<A> hot_total[hot_ids];
+        for (int h = 0; h < hot_ids; ++h) {
+            hot[h] = -1;
+            hot_total[h] = {A(0), 0};
+        }
+        add_hot_ids(r0 + threadIdx.x < r1 ? std::int64_t(part_ids[r0 + threadIdx.x]) : -1, hot);
+        // Two copies of the loop, as in scatter_shared_kernel: uniform ids
+        // rarely have a hot id and skip the compares.
+        auto rows = [&](auto with_hot) {
+            constexpr bool Hot = decltype(with_hot)::value;
+            constexpr int ahead = 4;
+            for (std::int64_t i = r0 + threadIdx.x; i < r1; i += ahead * std::int64_t(blockDim.x)) {
+                unsigned e[ahead];
+                A x[ahead];
+#pragma unroll
+                for (int j = 0; j < ahead; ++j) {
+                    const std::int64_t q = i + j * std::int64_t(blockDim.x);
+                    e[j] = q < r1 ? part_ids[q] : cells;
+                    if (Sums && q < r1) x[j] = segred::detail::convert<A>(part_values[q]);
+                }
+#pragma unroll
+                for (int j = 0; j < ahead; ++j) {
+                    if (e[j] == cells) continue;
+                    if constexpr (Hot) {
+                        bool hot_id = false;
+                        for (int h = 0; h < hot_ids; ++h) {
+                            if (std::int64_t(e[j]) != hot[h]) continue;
+                            if (Sums) hot_total[h].sum += x[j];
+                            ++hot_total[h].count;
+                            hot_id = true;
+                        }
+                        if (hot_id) continue;
+                    }
+                    if (Sums) atomic_add(sacc + e[j], x[j]);
+                    if (counts) atomicAdd(scnt + e[j], 1u);
+                }
+            }
+        };
+        if (hot[0] >= 0) {  // the same in every lane of the warp
+            rows(std::true_type{});
+            for (int h = 0; h < hot_ids; ++h) {
+                if (hot[h] < 0) continue;
+                sum_and_count<A> t = hot_total[h];
+                for (int off = 16; off >= 1; off /= 2) {
+                    if (Sums) t.sum += __shfl_xor_sync(0xffffffffu, t.sum, off);
+                    t.count += __shfl_xor_sync(0xffffffffu, t.count, off);
+                }
+                if (threadIdx.x % 32 == 0) {
+                    if (Sums) atomic_add(sacc + hot[h], t.sum);
+                    if (counts) atomicAdd(scnt + hot[h], static_cast<unsigned>(t.count));
+                }
+            }
+        } else {
+            rows(std::false_type{});
+        }
+        __syncthreads();
+        const std::int64_t id0 = std::int64_t(b) << shift;
+        for (unsigned e = threadIdx.x; e < cells && id0 + e < M; e += blockDim.x) {
+            if (Sums && sacc[e] != A(0)) atomic_add(acc + id0 + e, sacc[e]);
+            if (counts && scnt[e] != 0) counts.add(id0 + e, scnt[e]);
+        }
+        __syncthreads();  // the next bucket zeroes the cells
+    }
+}
+
+} // namespace SEGRED_ABI_NS
+
+// One column of values (Sums: added into acc; counts: rows counted where it
+// is set) through the passes above: launched, and true; false where
+// plan_buckets declines, and nothing done. Temporary storage: 2 + sizeof(T)
+// bytes a row (4 bytes a row for counts alone), and 12 bytes a bucket.
+template <bool Sums, class T, class A, class SegOf>
+bool bucket_scatter(const par_t& p, rows_view<const T> values, SegOf seg_of, std::int64_t M, A* acc,
+                    count_sink counts) {
+    const bool counted = counts.wide != nullptr || counts.narrow != nullptr;
+    const auto sum_kernel = bucket_sum_kernel<Sums, T, A>;
+    const auto part_kernel = bucket_partition_kernel<Sums, T, SegOf>;
+    const std::size_t per_id = (Sums ? sizeof(A) : 0) + (counted ? sizeof(unsigned) : 0);
+    // The atomic path's accumulators: sums, and counts in 4- or 8-byte words.
+    const std::size_t footprint = static_cast<std::size_t>(M) * ((Sums ? sizeof(A) : 0) +
+                                                                  (counts.narrow != nullptr ? 4 * counts.step : 0) +
+                                                                  (counts.wide != nullptr ? 8 : 0));
+    const bucket_plan plan =
+        plan_buckets(values.n, M, per_id, footprint, std::min(bucket_shared_bytes, private_shared_limit(sum_kernel, true)),
+                     static_cast<std::size_t>(device_attribute(cudaDevAttrL2CacheSize)));
+    const std::size_t tile_bytes = static_cast<std::size_t>(plan.buckets) * 2 * sizeof(unsigned) +
+                                   static_cast<std::size_t>(bucket_tile_rows) * (sizeof(unsigned) + (Sums ? sizeof(T) : 0));
+    if (plan.buckets == 0 || tile_bytes > private_shared_limit(part_kernel, true)) return false;
+    const std::int64_t n = values.n;
+    const int buckets = static_cast<int>(plan.buckets);
+    temp_buffer<unsigned> bucket_rows(p, buckets + 1), starts(p, buckets + 1), cursor(p, buckets);
+    temp_buffer<std::uint16_t> part_ids(p, n);
+    temp_buffer<T> part_values(p, Sums ? n : 0);
+    SEGRED_CUDA_CHECK(cudaMemsetAsync(bucket_rows.get(), 0, (buckets + 1) * sizeof(unsigned), p.stream));
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
+    const std::int64_t count_blocks =
+        std::min<std::int64_t>(2 * sms, (n + bucket_count_threads - 1) / bucket_count_threads);
+    bucket_count_kernel<<<static_cast<unsigned>(count_blocks), bucket_count_threads, buckets * sizeof(unsigned), p.stream>>>(
+        n, seg_of, plan.shift, buckets, bucket_rows.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    unsigned* const rows_in = bucket_rows.get();
+    unsigned* const starts_out = starts.get();
+    cub_call(p, "cub::DeviceScan::ExclusiveSum", [&](void* t, std::size_t& bytes) {
+        return cub::DeviceScan::ExclusiveSum(t, bytes, rows_in, starts_out, buckets + 1, p.stream);
+    });
+    SEGRED_CUDA_CHECK(
+        cudaMemcpyAsync(cursor.get(), starts_out, buckets * sizeof(unsigned), cudaMemcpyDeviceToDevice, p.stream));
+    allow_dynamic_shared(part_kernel, tile_bytes);
+    part_kernel<<<static_cast<unsigned>((n + bucket_tile_rows - 1) / bucket_tile_rows), bucket_tile_threads, tile_bytes,
+                  p.stream>>>(values, seg_of, plan.shift, buckets, cursor.get(), part_ids.get(), part_values.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    const std::size_t sum_bytes = (std::size_t(1) << plan.shift) * per_id;
+    allow_dynamic_shared(sum_kernel, sum_bytes);
+    sum_kernel<<<static_cast<unsigned>((n + bucket_chunk_rows - 1) / bucket_chunk_rows), bucket_sum_threads, sum_bytes,
+                 p.stream>>>(part_ids.get(), part_values.get(), starts_out, plan.shift, buckets, M, acc, counts);
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    return true;
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace segred
