@@ -284,6 +284,10 @@ inline std::vector<case_spec> all_cases() {
     // (128 KiB of shared keys ran at 0.55x). Skewed there too: hot ids
     // serialized on one shared address until warps kept them in registers.
     for (D d : {D::zipf, D::hot50, D::same}) add(O::sum, F::ids, d, 16 * K);
+    // Past three quarters of the L2 (2^24 fp32 sums: 64 MiB): rows
+    // partitioned into buckets of ids, each summed in shared memory; the
+    // skews there (hot ids crowd one bucket).
+    for (D d : {D::zipf, D::hot50, D::same}) add(O::sum, F::ids, d, 16 * Mi);
     // Past it: the first 57856 ids in shared memory, the rest global.
     add(O::sum, F::ids, D::uniform, 100000);
     for (std::int64_t M : {64 * K, 128 * K}) add(O::sum, F::ids, D::zipf, M);
