@@ -259,18 +259,10 @@ SEGRED_KERNEL void __launch_bounds__(bucket_sum_threads, 1)
         };
         if (hot[0] >= 0) {  // the same in every lane of the warp
             rows(std::true_type{});
-            for (int h = 0; h < hot_ids; ++h) {
-                if (hot[h] < 0) continue;
-                sum_and_count<A> t = hot_total[h];
-                for (int off = 16; off >= 1; off /= 2) {
-                    if (Sums) t.sum += __shfl_xor_sync(0xffffffffu, t.sum, off);
-                    t.count += __shfl_xor_sync(0xffffffffu, t.count, off);
-                }
-                if (threadIdx.x % 32 == 0) {
-                    if (Sums) atomic_add(sacc + hot[h], t.sum);
-                    if (counts) atomicAdd(scnt + hot[h], static_cast<unsigned>(t.count));
-                }
-            }
+            add_hot_totals<Sums>(hot, hot_total, [&](std::int64_t e, const sum_and_count<A>& total) {
+                if (Sums) atomic_add(sacc + e, total.sum);
+                if (counts) atomicAdd(scnt + e, static_cast<unsigned>(total.count));
+            });
         } else {
             rows(std::false_type{});
         }

@@ -184,6 +184,23 @@ struct add_sum_and_count {
 
 constexpr int hot_ids = 2;  // ids a warp keeps in registers
 
+// Each hot id's total over the warp's lanes (a butterfly of shuffles),
+// given to add(id, total) by lane 0; slots of hot that are -1 are skipped.
+// Every lane of the warp calls it.
+template <bool Sums, class A, class Add>
+__device__ __forceinline__ void add_hot_totals(const std::int64_t (&hot)[hot_ids],
+                                               const sum_and_count<A> (&hot_total)[hot_ids], Add&& add) {
+    for (int h = 0; h < hot_ids; ++h) {
+        if (hot[h] < 0) continue;  // the same in every lane
+        sum_and_count<A> total = hot_total[h];
+        for (int off = 16; off >= 1; off /= 2) {
+            if (Sums) total.sum += __shfl_xor_sync(0xffffffffu, total.sum, off);
+            total.count += __shfl_xor_sync(0xffffffffu, total.count, off);
+        }
+        if (threadIdx.x % 32 == 0) add(hot[h], total);
+    }
+}
+
 // Fills the empty slots of hot (-1) with ids that hold `need` (at least 2,
 // the same in the lanes of one id) or more of this warp's 32 lanes (k: each
 // lane's id, -1 for none) and are not in hot already, widest group first;
@@ -499,18 +516,10 @@ SEGRED_KERNEL void __launch_bounds__(shared_scatter_threads(OneColumn), shared_s
         // must keep to the 32 registers of shared_scatter_min_blocks.
         if (hot[0] >= 0) {  // then hot[1] may be set too; else neither is
             rows(std::true_type{});
-            for (int h = 0; h < hot_ids; ++h) {
-                if (hot[h] < 0) continue;  // the same in every lane
-                sum_and_count<A> total = hot_total[h];
-                for (int off = 16; off >= 1; off /= 2) {
-                    if (Sums) total.sum += __shfl_xor_sync(0xffffffffu, total.sum, off);
-                    total.count += __shfl_xor_sync(0xffffffffu, total.count, off);
-                }
-                if (threadIdx.x % 32 == 0) {
-                    if (Sums) atomic_add(acc + hot[h], total.sum);
-                    if (counts) counts.add(hot[h], static_cast<unsigned long long>(total.count));
-                }
-            }
+            add_hot_totals<Sums>(hot, hot_total, [&](std::int64_t k, const sum_and_count<A>& total) {
+                if (Sums) atomic_add(acc + k, total.sum);
+                if (counts) counts.add(k, static_cast<unsigned long long>(total.count));
+            });
         } else {
             rows(std::false_type{});
         }
