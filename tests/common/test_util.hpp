@@ -127,6 +127,14 @@ template <class T>
     return ::testing::AssertionSuccess();
 }
 
+// Two values with the same bits, or both NaN (of any payload): a promised
+// order of float operations, checked one value at a time.
+template <class T>
+bool same_bits_or_both_nan(T a, T b) {
+    if (std::isnan(a) && std::isnan(b)) return true;
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
 // The reference converted to out's element type.
 template <class O>
 std::vector<double> as_out(const std::vector<double>& ref) {

@@ -13,7 +13,6 @@
 // lengths and sorted ids; 1 and 2 threads.
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -29,6 +28,7 @@
 namespace {
 
 using segtest::i64;
+using segtest::same_bits_or_both_nan;
 
 template <class P>
 class ReduceShortSums : public ::testing::Test {};
@@ -42,12 +42,6 @@ T random_value(segref::rng& g) {
     if (kind < 13) return segref::coin(g, 0.5) ? T(0) : -T(0);
     if (kind < 43) return static_cast<T>(segref::uniform_int(g, -3, 3)) * T(1e8);
     return static_cast<T>(segref::uniform_real(g, -4.0, 4.0));
-}
-
-template <class T>
-bool same_bits(T a, T b) {
-    if (std::isnan(a) && std::isnan(b)) return true;
-    return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
 // The sum the host promises for a one-column run of len rows from x.
@@ -165,8 +159,8 @@ void check_short_sums(segref::rng& g, i64 M, lengths_kind kind) {
                 const T promised = f == "sorted ids" ? sorted_ids_sum[k] : sum[k];
                 const T want_sum = len[k] == 0 ? fill : promised;
                 const T want_mean = len[k] == 0 ? fill : promised / static_cast<T>(len[k]);
-                if (!same_bits(got_sum[k], want_sum) || !same_bits(got_mean[k], want_mean) ||
-                    !same_bits(counted_mean[k], want_mean) || counts[k] != len[k]) {
+                if (!same_bits_or_both_nan(got_sum[k], want_sum) || !same_bits_or_both_nan(got_mean[k], want_mean) ||
+                    !same_bits_or_both_nan(counted_mean[k], want_mean) || counts[k] != len[k]) {
                     ADD_FAILURE() << "segment " << s << " of " << len[k] << " rows: sum " << got_sum[k] << ", want "
                                   << want_sum << "; mean " << got_mean[k] << " (with counts " << counted_mean[k]
                                   << ", count " << counts[k] << "), want " << want_mean;
@@ -258,7 +252,7 @@ TYPED_TEST(ReduceShortSums, FixedSizeSameBits) {
             int reported = 0;
             for (i64 s = 0; s < M && reported < 5; ++s) {
                 const T want = promised_sum(v.data() + s * size, size);
-                if (!same_bits(got[static_cast<std::size_t>(s)], want)) {
+                if (!same_bits_or_both_nan(got[static_cast<std::size_t>(s)], want)) {
                     ADD_FAILURE() << "size " << size << ", M " << M << ", threads " << threads << ": segment " << s
                                   << " sum " << got[static_cast<std::size_t>(s)] << ", want " << want;
                     ++reported;

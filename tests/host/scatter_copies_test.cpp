@@ -9,7 +9,6 @@
 // M = 1024 against 1025 (past the copies: row order in each block).
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -22,6 +21,7 @@
 namespace {
 
 using segtest::i64;
+using segtest::same_bits_or_both_nan;
 
 template <class P>
 class ScatterCopies : public ::testing::Test {};
@@ -51,12 +51,6 @@ void promised(const std::vector<T>& v, const std::vector<I>& ids, i64 M, std::ve
             sum[j] += (copy[0][j] + copy[2][j]) + (copy[1][j] + copy[3][j]);
         }
     }
-}
-
-template <class T>
-bool same_bits(T a, T b) {
-    if (std::isnan(a) && std::isnan(b)) return true;
-    return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
 template <class T, class I>
@@ -92,7 +86,7 @@ void check(segref::rng& g, i64 M) {
         for (i64 s = 0; s < M && reported < 5; ++s) {
             const auto k = static_cast<std::size_t>(s);
             const T want_mean = rows[k] == 0 ? T(0) : want_sum[k] / static_cast<T>(rows[k]);
-            if (!same_bits(got_sum[k], want_sum[k]) || !same_bits(got_mean[k], want_mean)) {
+            if (!same_bits_or_both_nan(got_sum[k], want_sum[k]) || !same_bits_or_both_nan(got_mean[k], want_mean)) {
                 ADD_FAILURE() << "segment " << s << " of " << rows[k] << " rows: sum " << got_sum[k] << ", want "
                               << want_sum[k] << "; mean " << got_mean[k] << ", want " << want_mean;
                 ++reported;
