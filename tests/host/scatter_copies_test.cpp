@@ -2,11 +2,17 @@
 // as SEMANTICS.md promises it. Blocks of max(65536, 8M) rows; a one-column
 // sum or mean into at most 1024 segments folds a block's rows into 4
 // interleaved copies of its states (row lo + 4j + c into copy c), combined
-// as (0+2)+(1+3); blocks combined in order. (Blocks whose first rows mostly
-// repeat their predecessor's id fold runs in registers: the same adds.)
-// Skewed ids (a third of the rows on one segment), a block of repeating
-// ids, dropped ids, a last block whose rows are not a multiple of 4, and
-// M = 1024 against 1025 (past the copies: row order in each block).
+// as (0+2)+(1+3); blocks combined in order. (Blocks of long runs fold them
+// in registers: the same adds.) Past 1024 segments a block folds its rows
+// in row order, except that a block of long runs (more than 15 in 16 of
+// its first 1024 rows repeat the id before them) folds each run of one id
+// into 4 partials by row (row lo + 4j + c into partial c, the first from
+// the segment's state so far), stored as (0+2)+(1+3) when the run ends.
+// Skewed ids (a third of the rows on one segment), a block in runs of 97
+// rows with every 101st row dropped (inside runs, which it does not end),
+// a block in runs of 13 rows (too short: row order), dropped ids, a last
+// block whose rows are not a multiple of 4, and M = 1024 against 1025 and
+// 4096 (past the copies).
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -37,15 +43,41 @@ void promised(const std::vector<T>& v, const std::vector<I>& ids, i64 M, std::ve
     const bool copies = M <= 1024;
     sum.assign(static_cast<std::size_t>(M), T(0));
     rows.assign(static_cast<std::size_t>(M), 0);
+    auto id_at = [&](i64 i) {  // -1 for a dropped row
+        const i64 k = static_cast<i64>(ids[static_cast<std::size_t>(i)]);
+        return k < 0 || k >= M ? i64(-1) : k;
+    };
     for (i64 lo = 0; lo < n; lo += block_rows) {
+        const i64 hi = std::min(n, lo + block_rows);
+        // Whether the block's first 1024 rows mostly repeat the id before.
+        const i64 end = std::min(hi, lo + 1024);
+        i64 same = 0;
+        for (i64 i = lo + 1; i < end; ++i) same += id_at(i) == id_at(i - 1);
+        const bool runs_in_four = !copies && 16 * same > 15 * (end - lo);
         std::vector<std::vector<T>> copy(4, std::vector<T>(static_cast<std::size_t>(M), T(0)));
-        for (i64 i = lo; i < std::min(n, lo + block_rows); ++i) {
-            const i64 k = static_cast<i64>(ids[static_cast<std::size_t>(i)]);
-            if (k < 0 || k >= M) continue;
-            copy[copies ? static_cast<std::size_t>((i - lo) % 4) : 0][static_cast<std::size_t>(k)] +=
-                v[static_cast<std::size_t>(i)];
+        T part[4] = {};
+        i64 open = -1;
+        auto close = [&] {
+            if (open >= 0) copy[0][static_cast<std::size_t>(open)] = (part[0] + part[2]) + (part[1] + part[3]);
+        };
+        for (i64 i = lo; i < hi; ++i) {
+            const i64 k = id_at(i);
+            if (k < 0) continue;
+            const T x = v[static_cast<std::size_t>(i)];
             ++rows[static_cast<std::size_t>(k)];
+            if (runs_in_four) {
+                if (k != open) {
+                    close();
+                    open = k;
+                    part[0] = copy[0][static_cast<std::size_t>(k)];
+                    part[1] = part[2] = part[3] = T(0);
+                }
+                part[(i - lo) % 4] += x;
+                continue;
+            }
+            copy[copies ? static_cast<std::size_t>((i - lo) % 4) : 0][static_cast<std::size_t>(k)] += x;
         }
+        close();
         for (i64 s = 0; s < M; ++s) {
             const auto j = static_cast<std::size_t>(s);
             sum[j] += (copy[0][j] + copy[2][j]) + (copy[1][j] + copy[3][j]);
@@ -63,10 +95,17 @@ void check(segref::rng& g, i64 M) {
         // A third on segment M - 1, some past the last segment (dropped).
         ids[static_cast<std::size_t>(i)] = static_cast<I>(r < 100 ? M - 1 : r < 103 ? M : segref::uniform_int(g, 0, M - 1));
     }
-    // Block 1 in runs of 16 rows of one id: its first rows repeat, and it
-    // folds runs in registers (as every block does with one segment).
-    for (i64 i = block_rows; i < 2 * block_rows; i += 16)
-        for (i64 j = 0; j < 16; ++j) ids[static_cast<std::size_t>(i + j)] = ids[static_cast<std::size_t>(i)];
+    // Block 1 in runs of 97 rows of one id, every 101st row dropped: long
+    // runs, folded in registers (as every block with one segment is).
+    // Block 2 in runs of 13: too short for that.
+    auto runs = [&](i64 block, i64 len) {
+        for (i64 i = block * block_rows; i < (block + 1) * block_rows; i += len)
+            for (i64 j = 0; j < len && i + j < (block + 1) * block_rows; ++j)
+                ids[static_cast<std::size_t>(i + j)] = ids[static_cast<std::size_t>(i)];
+    };
+    runs(1, 97);
+    runs(2, 13);
+    for (i64 i = block_rows; i < 2 * block_rows; i += 101) ids[static_cast<std::size_t>(i)] = static_cast<I>(M);
     std::vector<T> v(static_cast<std::size_t>(n));
     for (T& x : v) x = static_cast<T>(segref::uniform_real(g, -4.0, 4.0));
 
@@ -99,7 +138,7 @@ TYPED_TEST(ScatterCopies, SameBitsAsPromised) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (i64 M : {i64(1), i64(3), i64(16), i64(1024), i64(1025)}) check<T, I>(g, M);
+    for (i64 M : {i64(1), i64(3), i64(16), i64(1024), i64(1025), i64(4096)}) check<T, I>(g, M);
 }
 
 } // namespace

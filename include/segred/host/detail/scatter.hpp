@@ -276,8 +276,10 @@ struct run_folder {
     // pointer and stride in registers: a row then costs the loads of its id
     // and value and one read-modify-write of its state, as a hand-written
     // scatter does. With Prefetch, the state of the row `ahead` rows on is
-    // fetched early (states beyond the cache).
-    template <bool Prefetch, class SlotOf>
+    // fetched early (states beyond the cache). FourRuns: merged one-column
+    // runs are folded by runs_in_four (the block shape's promise for sums
+    // and means), not in one register.
+    template <bool Prefetch, bool FourRuns = false, class SlotOf>
     void rows_of(State* st, std::int64_t lo, std::int64_t hi, const SlotOf& slot_of) {
         constexpr std::int64_t ahead = 32;
         auto prefetch = [&](std::int64_t i) {
@@ -299,12 +301,70 @@ struct run_folder {
             }
             return;
         }
+        if constexpr (FourRuns) {
+            if (width == 1) {
+                runs_in_four(st, lo, hi, slot_of);
+                return;
+            }
+        }
         for (std::int64_t i = lo; i < hi; ++i) {
             prefetch(i);
             const std::int64_t k = slot_of(i);
             if (k >= 0) row(st, k, i);
         }
         flush();
+    }
+
+    // One column, merging, one copy of the states: a run of rows of one
+    // slot (rows of skipped ids do not end it) is folded into 4 partials by
+    // row, row lo + 4j + c into partial c, the first starting from the
+    // slot's state and the others from init(), and stored as (0 + 2) +
+    // (1 + 3) when the run ends: four chains of adds in flight, where one
+    // register held all-equal ids into 16384 segments to one add a latency.
+    // Out of line: inlined into rows_of, it moved that function's plain
+    // loop and cost uniform ids into 16384 segments a tenth (one call a
+    // block, so the call costs nothing).
+    template <class SlotOf>
+    SEGRED_HOST_NOINLINE void runs_in_four(State* st, std::int64_t lo, std::int64_t hi, const SlotOf& slot_of) {
+        State r[4];
+        std::int64_t open = -1, n = 0;  // the run's slot (-1: none) and rows
+        auto close = [&] {
+            if (open < 0) return;
+            folder.combine(r[0], r[2]);
+            folder.combine(r[1], r[3]);
+            folder.combine(r[0], r[1]);
+            st[open] = r[0];
+            tally.add(open, n);
+        };
+        auto one = [&](auto part, std::int64_t i) {  // part: a constant, so r[c] stays a register
+            constexpr int c = decltype(part)::value;
+            const std::int64_t k = slot_of(i);
+            if (k < 0) return;
+            if (k != open) {
+                close();
+                open = k;
+                n = 0;
+                r[0] = st[k];
+                r[1] = r[2] = r[3] = folder.init();
+            }
+            folder.update_one(r[c], i);
+            ++n;
+        };
+        using c0 = std::integral_constant<int, 0>;
+        using c1 = std::integral_constant<int, 1>;
+        using c2 = std::integral_constant<int, 2>;
+        using c3 = std::integral_constant<int, 3>;
+        std::int64_t i = lo;
+        for (; i + 4 <= hi; i += 4) {
+            one(c0{}, i);
+            one(c1{}, i + 1);
+            one(c2{}, i + 2);
+            one(c3{}, i + 3);
+        }
+        if (i < hi) one(c0{}, i++);
+        if (i < hi) one(c1{}, i++);
+        if (i < hi) one(c2{}, i++);
+        close();
     }
 
     // One column, no merging: rows [lo, hi) into scatter_copies copies of
@@ -395,12 +455,19 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
     const std::int64_t blocks = (n + block_rows - 1) / block_rows;
     const std::int64_t span = M * width;
 
-    // Whether most of the first rows from lo repeat the id before them.
-    auto repeats_often = [&](std::int64_t lo, std::int64_t hi) {
+    // Whether more than num / den of the first rows from lo (at most 1024)
+    // repeat the id before them. The block shape folds runs in registers
+    // only where runs of one id average 16 rows or more (15 / 16): shorter
+    // runs of random length mispredict a branch at each run's end, which
+    // costs more than the plain loop's adds chained through a segment's
+    // state (2-core AMD EPYC VM, one thread, runs of 1 to 4 rows into 16
+    // and 16384 segments: 75 and 77 ms merged, 20 and 34 ms plain). The
+    // owned ranges merge where most rows repeat (1 / 2).
+    auto repeat_share_above = [&](std::int64_t lo, std::int64_t hi, std::int64_t num, std::int64_t den) {
         const std::int64_t end = std::min(hi, lo + 1024);
         std::int64_t same = 0;
         for (std::int64_t i = lo + 1; i < end; ++i) same += id_of(i) == id_of(i - 1);
-        return 2 * same > end - lo;
+        return den * same > num * (end - lo);
     };
 
     if (blocks >= min_scatter_blocks) {
@@ -423,15 +490,17 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
                 State* st = partial.get() + b * stride;
                 for (std::int64_t j = 0; j < span; ++j) st[j] = folder.init();
                 const std::int64_t lo = b * block_rows, hi = std::min(n, (b + 1) * block_rows);
-                run_folder<Tally, F> fold{folder, width, counts[static_cast<std::size_t>(b)], repeats_often(lo, hi)};
-                fold.template rows_of<false>(st, lo, hi, id_of);
+                const bool long_runs = repeat_share_above(lo, hi, 15, 16);
+                run_folder<Tally, F> fold{folder, width, counts[static_cast<std::size_t>(b)], long_runs};
+                fold.template rows_of<false, F::adds>(st, lo, hi, id_of);
             });
         } else {
             parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
                 State* st = partial.get() + b * stride;
                 for (std::int64_t j = 0; j < copies * span; ++j) st[j] = folder.init();
                 const std::int64_t lo = b * block_rows, hi = std::min(n, (b + 1) * block_rows);
-                run_folder<Tally, F> fold{folder, width, counts[static_cast<std::size_t>(b)], repeats_often(lo, hi)};
+                const bool long_runs = repeat_share_above(lo, hi, 15, 16);
+                run_folder<Tally, F> fold{folder, width, counts[static_cast<std::size_t>(b)], long_runs};
                 if (fold.merge)
                     fold.runs_into_copies(st, span, lo, hi, id_of);
                 else
@@ -480,7 +549,7 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
     // rows in row order, so the choice -- unlike the choice of the block
     // shape -- may depend on the thread count: not a bit changes.
     const std::int64_t threads = thread_count(p);
-    const bool repeats = repeats_often(0, n);
+    const bool repeats = repeat_share_above(0, n, 1, 2);
     const partition_plan<F> plan(M, width);
     if (static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes && !repeats &&
         (threads > 1 || (width == 1 && plan.by_lines))) {
