@@ -282,7 +282,7 @@ SEGRED_KERNEL void __launch_bounds__(bucket_sum_threads, 1)
 // One column of values (Sums: added into acc; counts: rows counted where it
 // is set) through the passes above: launched, and true; false where
 // plan_buckets declines, and nothing done. Temporary storage: 2 + sizeof(T)
-// bytes a row (4 bytes a row for counts alone), and 12 bytes a bucket.
+// bytes a row (2 bytes a row for counts alone), and 12 bytes a bucket.
 template <bool Sums, class T, class A, class SegOf>
 bool bucket_scatter(const par_t& p, rows_view<const T> values, SegOf seg_of, std::int64_t M, A* acc,
                     count_sink counts) {
