@@ -90,27 +90,61 @@ segtest::seg_input<I> crowded_ids(segref::rng& g, i64 n, i64 M) {
     });
 }
 
+// Stretches of 5000 rows in turn in runs of 1 to 20 equal ids and uniform
+// (so some tiles of 8192 rows mostly in runs, some mostly not, some between),
+// 1% out of range.
+template <class I>
+segtest::seg_input<I> runs_then_uniform(segref::rng& g, i64 n, i64 M) {
+    i64 row = 0, id = 0, left = 0;
+    return drawn_ids<I>(n, M, [&] {
+        const bool runs = (row++ / 5000) % 2 == 0;
+        if (!runs || left == 0) {
+            id = segref::uniform_int(g, 0, M - 1);
+            left = segref::uniform_int(g, 1, 20);
+        }
+        --left;
+        return segref::coin(g, 0.01) ? id_out_of_range(g, M) : id;
+    });
+}
+
+// Ids rising with the row, each within 1000 of M - n + row (sorted ids,
+// locally shuffled, ending at M - 1), 1% out of range.
+template <class I>
+segtest::seg_input<I> rising_window(segref::rng& g, i64 n, i64 M) {
+    i64 row = 0;
+    return drawn_ids<I>(n, M, [&] {
+        const i64 id = std::min(M - 1, std::max<i64>(0, M - n + row++ + segref::uniform_int(g, -1000, 1000)));
+        return segref::coin(g, 0.01) ? id_out_of_range(g, M) : id;
+    });
+}
+
+constexpr int all_shapes = 6;  // shapes 0 to 5; 6 and 7 on request
+
 // The atomic sum, mean and count kernels over widths 1, 4, 8, 12 and 64, odd
 // and 6 (a multiple of two only), with n rows and M segments for width 1 and
 // wide_n, wide_M for wider rows; values and out aligned and one element into
-// their allocations; ids uniform with 30% on one hot id, runs of 1 to 20
-// equal ids, skewed ids (hot at 0, and hot at M - 1), every id the same
-// (M / 3: a warp's hot id in registers, held in shared memory or not), and
-// eight crowded ids, each with 1% out of range under drop. Sum
-// straight into the out, sum accumulated with counts (into separate sums),
-// mean, and count. wide_n = 0: width 1 only. few: aligned only, and only
-// the uniform, hot-at-M - 1 and one-id shapes (for M so large that each
-// check takes seconds of host work).
+// their allocations. Shapes: (0) ids uniform with 30% on one hot id, (1)
+// runs of 1 to 20 equal ids, (2, 3) skewed ids (hot at 0, and hot at M - 1),
+// (4) every id the same (M / 3: a warp's hot id in registers, held in shared
+// memory or not), (5) eight crowded ids, (6) runs_then_uniform, (7)
+// rising_window; each with 1% out of range under drop. Sum straight into
+// the out, sum accumulated with counts (into separate sums), mean, and count.
+// wide_n = 0: width 1 only. shapes: the shapes to run (all_shapes: 0 to 5);
+// aligned_only: no unaligned values (for M so large that each check takes
+// seconds of host work).
 template <class T, class I>
-void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M, bool few = false) {
+void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M, std::vector<int> shapes = {},
+                       bool aligned_only = false) {
     using segref::op;
     SEGRED_SEEDED_RNG(g);
     const segtest::device_memory mem;
     for (i64 width : {1, 4, 8, 12, 64, 33, 6})
         for (bool shifted : {false, true})
-            for (int shape = 0; shape < 6; ++shape) {
+            for (int shape = 0; shape < 8; ++shape) {
                 if (width != 1 && wide_n == 0) continue;
-                if (few && (shifted || shape == 1 || shape == 2 || shape == 5)) continue;
+                const bool asked = shapes.empty() ? shape < all_shapes
+                                                  : std::find(shapes.begin(), shapes.end(), shape) != shapes.end();
+                if (!asked || (aligned_only && shifted)) continue;
                 const i64 rows = width == 1 ? n : wide_n, segs = width == 1 ? M : wide_M;
                 SCOPED_TRACE("width " + std::to_string(width) + ", M = " + std::to_string(segs) +
                              (shifted ? ", unaligned" : "") +
@@ -119,11 +153,15 @@ void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M, bool few = false) {
                               : shape == 2 ? ", skewed ids"
                               : shape == 3 ? ", skewed ids, hot at M - 1"
                               : shape == 4 ? ", every id M / 3"
-                                           : ", eight ids on 10% each"));
+                              : shape == 5 ? ", eight ids on 10% each"
+                              : shape == 6 ? ", runs then uniform, by 5000 rows"
+                                           : ", rising window to M - 1"));
                 const segtest::seg_input<I> s = shape == 0   ? segtest::large_unsorted<I>(g, rows, segs, true)
                                                 : shape == 1 ? segtest::large_repeating<I>(g, rows, segs, true)
                                                 : shape == 4 ? one_id<I>(g, rows, segs)
                                                 : shape == 5 ? crowded_ids<I>(g, rows, segs)
+                                                : shape == 6 ? runs_then_uniform<I>(g, rows, segs)
+                                                : shape == 7 ? rising_window<I>(g, rows, segs)
                                                              : skewed_ids<I>(g, rows, segs, true, shape == 3);
                 const std::vector<T> v = segref::random_values<T>(g, rows * width, segref::value_kind::general);
                 segtest::trial_config c;
@@ -192,7 +230,19 @@ TYPED_TEST(CudaUnsortedReduce, LargeSharedAccumulators) {
 // chunk of uniform ids spans hundreds of buckets. Aligned values and three
 // shapes only: each check sums 2^24 segments on the host.
 TYPED_TEST(CudaUnsortedReduce, BucketedAccumulators) {
-    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(300000, (i64(1) << 24) + 3, 0, 0, true);
+    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(300000, (i64(1) << 24) + 3, 0, 0,
+                                                                            {0, 3, 4}, true);
+}
+
+// The same M, with tiles of 8192 rows that the counting pass adds itself
+// (one atomic a run: runs of equal ids, or ids within 16384 of each other)
+// beside tiles it partitions: runs of 1 to 20 ids everywhere; stretches of
+// runs and of uniform ids in turn, not aligned to the tiles; and rising ids
+// within a window up to M - 1 (one id a row, but close together). Every id
+// the same, in BucketedAccumulators, is a tile of one run.
+TYPED_TEST(CudaUnsortedReduce, BucketedRunTiles) {
+    atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(300000, (i64(1) << 24) + 3, 0, 0,
+                                                                            {1, 6, 7}, true);
 }
 
 // One column in shared memory from 64 to 5000 ids, where float sums take

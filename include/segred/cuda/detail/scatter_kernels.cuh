@@ -226,6 +226,37 @@ __device__ inline void add_hot_ids(std::int64_t k, std::int64_t (&hot)[hot_ids],
     }
 }
 
+// One round of a warp's rows, consecutive by lane (k: each lane's id, -1 for
+// a skipped row; mine: its value and count), merged into runs of equal ids:
+// the run open from the rounds before (carry_id, -1 for none, and carry)
+// goes on into lane 0 or is added; each run that ends within the round is
+// added once (add(id, sum, count)); the last one is left open in carry.
+// Every lane of the warp calls it.
+template <class A, class Add>
+__device__ __forceinline__ void merge_round(std::int64_t k, sum_and_count<A> mine, std::int64_t& carry_id,
+                                            sum_and_count<A>& carry,
+                                            typename cub::WarpReduce<sum_and_count<A>>::TempStorage& temp,
+                                            Add&& add) {
+    const int lane = threadIdx.x % 32;
+    const std::int64_t before = __shfl_up_sync(0xffffffffu, k, 1);
+    const bool head = lane == 0 || k != before;
+    if (lane == 0 && carry_id >= 0) {
+        if (k == carry_id) {
+            mine += carry;  // the open run goes on
+        } else {
+            add(carry_id, carry.sum, carry.count);
+        }
+    }
+    const sum_and_count<A> agg =
+        cub::WarpReduce<sum_and_count<A>>(temp).HeadSegmentedReduce(mine, head, add_sum_and_count{});
+    const unsigned heads = __ballot_sync(0xffffffffu, head);
+    const int last_head = 31 - __clz(heads);
+    if (head && lane != last_head && k >= 0) add(k, agg.sum, agg.count);
+    carry_id = __shfl_sync(0xffffffffu, k, last_head);
+    carry.sum = __shfl_sync(0xffffffffu, agg.sum, last_head);
+    carry.count = __shfl_sync(0xffffffffu, agg.count, last_head);
+}
+
 // Width 1: this warp's 1024 rows starting at row0, in 32 rounds of 32 rows.
 // Runs of equal neighbouring ids are merged across the warp and across
 // rounds before adding: add(id, sum, count) once per run. Hot ids, found in
@@ -263,22 +294,7 @@ __device__ void scatter_warp_rows(const rows_view<const T>& values, SegOf seg_of
             // logic, whose open run simply goes on into the next round.
             if (!__any_sync(0xffffffffu, k >= 0)) continue;
         }
-        const std::int64_t before = __shfl_up_sync(0xffffffffu, k, 1);
-        const bool head = lane == 0 || k != before;
-        if (lane == 0 && carry_id >= 0) {
-            if (k == carry_id) {
-                mine += carry;  // the open run goes on
-            } else {
-                add(carry_id, carry.sum, carry.count);
-            }
-        }
-        const pair agg = warp_reduce(temp[threadIdx.x / 32]).HeadSegmentedReduce(mine, head, add_sum_and_count{});
-        const unsigned heads = __ballot_sync(0xffffffffu, head);
-        const int last_head = 31 - __clz(heads);
-        if (head && lane != last_head && k >= 0) add(k, agg.sum, agg.count);
-        carry_id = __shfl_sync(0xffffffffu, k, last_head);
-        carry.sum = __shfl_sync(0xffffffffu, agg.sum, last_head);
-        carry.count = __shfl_sync(0xffffffffu, agg.count, last_head);
+        merge_round<A>(k, mine, carry_id, carry, temp[threadIdx.x / 32], add);
     }
     if (lane == 0 && carry_id >= 0) add(carry_id, carry.sum, carry.count);
     for (int h = 0; h < hot_ids; ++h) {
