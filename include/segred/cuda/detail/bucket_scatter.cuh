@@ -10,18 +10,18 @@
 // memory and the sums reach device memory once, in order.
 //
 // Passes: (1) count each bucket's rows (a block histogram in shared memory),
-// tile by tile, except in tiles whose ids come in runs or lie close together
-// (sorted ids, all ids equal), which it adds straight away, one atomic a run;
-// (2) an exclusive scan of the counts gives each bucket's first place;
-// (3) each block ranks a tile of rows (one pass 1 did not add) by bucket in
-// shared memory, reserves each bucket's places with one global atomic, puts
-// the tile in bucket order in shared memory and writes it out (consecutive
-// threads, consecutive places of a bucket: a warp's stores touch a few
-// sectors, not 32); (4) each block
-// sums a chunk of the partitioned rows, bucket by bucket, in shared memory
-// and adds its non-zero totals to the global accumulators. Rows land in a
-// bucket in no fixed order, so float sums round in some order, as on the
-// other atomic paths (`deterministic` takes the sorted path instead).
+// tile by tile, except in tiles whose ids come in runs or rise close
+// together (all ids equal, sorted ids), which it adds straight away, one
+// atomic a run; (2) an exclusive scan of the counts gives each bucket's
+// first place; (3) each block ranks a tile of rows (one pass 1 did not add)
+// by bucket in shared memory, reserves each bucket's places with one global
+// atomic, puts the tile in bucket order in shared memory and writes it out
+// (consecutive threads, consecutive places of a bucket: a warp's stores
+// touch a few sectors, not 32); (4) each block sums a chunk of the
+// partitioned rows, bucket by bucket, in shared memory and adds its non-zero
+// totals to the global accumulators. Rows land in a bucket in no fixed
+// order, so float sums round in some order, as on the other atomic paths
+// (`deterministic` takes the sorted path instead).
 #pragma once
 
 #include <cuda_runtime.h>
