@@ -403,6 +403,43 @@ void half_sorted_runs_case(segref::rng& g) {
     half_reducer_case(hv, dv, by_ids, segs, segred::sum{}, op::sum, false, 1, 1);  // values off 16 bytes
 }
 
+// 16-bit rows into more segments than three quarters of the L2 hold
+// (2^24 + 3 float sums), through the bucketed partition
+// (bucket_scatter.cuh), whose 2-byte values reach shared memory through
+// registers (cp.async moves 4 bytes or more): 150000 rows of uniform ids
+// (partitioned) and then 150000 in runs of 1 to 20 equal ids (tiles the
+// counting pass adds itself), with ids 0 and M - 1 among them. Sums and
+// means (buckets of 2^15 and 2^14 ids).
+template <class H>
+void bucketed_half_case(segref::rng& g) {
+    const i64 n = 300000, M = (i64(1) << 24) + 3;
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
+    for (i64 i = 0; i < n / 2; ++i) ids[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(segref::uniform_int(g, 0, M - 1));
+    for (i64 i = n / 2; i < n;) {
+        const auto id = static_cast<std::int32_t>(segref::uniform_int(g, 0, M - 1));
+        for (i64 len = segref::uniform_int(g, 1, 20); len > 0 && i < n; --len) ids[static_cast<std::size_t>(i++)] = id;
+    }
+    ids[7] = 0;
+    ids[static_cast<std::size_t>(n / 2 + 1)] = static_cast<std::int32_t>(M - 1);
+    std::vector<H> hv(static_cast<std::size_t>(n));
+    std::vector<double> dv(hv.size());
+    for (std::size_t e = 0; e < hv.size(); ++e) {
+        hv[e] = H(static_cast<float>(segref::uniform_real(g, -4, 4)));
+        dv[e] = static_cast<double>(static_cast<float>(hv[e]));
+    }
+    auto d_ids = mem.to_device(ids);
+    const auto by_ids = segred::ids(static_cast<const std::int32_t*>(d_ids.data()), M);
+    const segref::row_lists segs = segref::from_ids(ids.data(), M, n, false);
+    half_reducer_case(hv, dv, by_ids, segs, segred::sum{}, segref::op::sum, false);
+    half_reducer_case(hv, dv, by_ids, segs, segred::mean{}, segref::op::mean, false);
+}
+
+TEST_F(CudaOps, HalfBucketedSums) {
+    SEGRED_SEEDED_RNG(g);
+    bucketed_half_case<__half>(g);
+    bucketed_half_case<__nv_bfloat16>(g);
+}
+
 TEST_F(CudaOps, HalfSortedIdRuns) {
     SEGRED_SEEDED_RNG(g);
     half_sorted_runs_case<__half, std::int32_t>(g);

@@ -48,6 +48,7 @@
 #include "../../core/reducers.hpp"
 #include "../../core/views.hpp"
 #include "launch.cuh"
+#include "async_copy.cuh"
 #include "reduce_kernels.cuh"
 #include "temp_buffer.cuh"
 
@@ -417,34 +418,6 @@ struct alignas(16) tile_stage {  // 16: the second stage's chunks stay aligned
     I keys[keys_staged<Keys> ? slots + high_keys : 1];
     static constexpr std::size_t high_at = slots * (sizeof(T) + sizeof(I));
 };
-
-template <class X>
-constexpr bool async_copyable = sizeof(X) == 4 || sizeof(X) == 8 || sizeof(X) == 16;
-
-// The stage is addressed by 32-bit shared-memory addresses held in
-// registers. Through generic pointers into the dynamic shared memory, the
-// compiler (short of registers under tile_min_blocks) recomputes the shared
-// window's base for every row it loads and every copy it starts: eight
-// instructions where one add does. pinned() hides where an address came
-// from, so it stays in its register instead.
-__device__ __forceinline__ unsigned pinned(unsigned a) {
-    asm volatile("" : "+r"(a));
-    return a;
-}
-
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-    return pinned(static_cast<unsigned>(__cvta_generic_to_shared(p)));
-}
-
-template <int Bytes>
-__device__ __forceinline__ void copy_async(unsigned dst, const void* src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(Bytes) : "memory");
-}
-
-// A 16-byte chunk, around L1: each value is read once.
-__device__ __forceinline__ void copy_chunk_async(unsigned dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
 
 // Element of a stage at shared address a (ordered by the volatile asm, like
 // the barriers around it).
