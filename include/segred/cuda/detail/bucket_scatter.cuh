@@ -354,7 +354,10 @@ SEGRED_KERNEL void __launch_bounds__(bucket_sum_threads, 1)
         // rarely have a hot id and skip the compares.
         auto rows = [&](auto with_hot) {
             constexpr bool Hot = decltype(with_hot)::value;
-            constexpr int ahead = 4;
+            // Eight rows a thread in flight: one block an SM (its 128 KiB
+            // of cells) is too few warps to cover the loads' latency with
+            // four (H200: uniform sums and counts 1.03x with eight).
+            constexpr int ahead = 8;
             for (std::int64_t i = r0 + threadIdx.x; i < r1; i += ahead * std::int64_t(blockDim.x)) {
                 unsigned e[ahead];
                 A x[ahead];
