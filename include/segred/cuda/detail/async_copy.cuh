@@ -21,8 +21,8 @@ constexpr bool async_copyable = sizeof(X) == 4 || sizeof(X) == 8 || sizeof(X) ==
 // registers. Through generic pointers into the dynamic shared memory, the
 // compiler, short of registers (the tile reduce under tile_min_blocks),
 // recomputes the shared window's base for every row it loads and every copy
-// it starts: eight instructions where one add does. pinned() hides where an address came
-// from, so it stays in its register instead.
+// it starts: eight instructions where one add does. pinned() hides where an
+// address came from, so it stays in its register instead.
 __device__ __forceinline__ unsigned pinned(unsigned a) {
     asm volatile("" : "+r"(a));
     return a;

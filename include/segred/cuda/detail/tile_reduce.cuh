@@ -47,8 +47,8 @@
 #include "../../core/options.hpp"
 #include "../../core/reducers.hpp"
 #include "../../core/views.hpp"
-#include "launch.cuh"
 #include "async_copy.cuh"
+#include "launch.cuh"
 #include "reduce_kernels.cuh"
 #include "temp_buffer.cuh"
 
