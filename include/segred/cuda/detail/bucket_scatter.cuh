@@ -108,16 +108,19 @@ inline namespace SEGRED_ABI_NS {
 // greatest): there the atomic adds, one a run, or a warp's to a few
 // neighbouring sectors, cost less than moving every row twice more (H200,
 // 2^26 rows into 2^24 fp32 sums: all ids equal and sorted ids took 0.52x and
-// 0.48x of the time through the buckets; deciding costs the tiles that go
-// on to the buckets about 6%, uniform ids 0.94x). Ids within a narrow range
-// but in no order are not taken: their adds, a sector each, ran at 0.68x to
-// 0.95x of the buckets' speed in a variant that took them.
+// 0.48x of the time through the buckets). Ids within a narrow range but in
+// no order are not taken: their adds, a sector each, ran at 0.68x to 0.95x
+// of the buckets' speed in a variant that took them. The shape is judged on
+// the first run_tile_sampled_rounds rounds of each warp's rows (a quarter of
+// the tile): either choice adds every row correctly, and judging every row
+// cost uniform sums 5% and all-equal and sorted ids 12% (H200).
 constexpr int run_tile_heads = 4;
 constexpr std::int64_t run_tile_span = 2 * bucket_tile_rows;
+constexpr int run_tile_sampled_rounds = 2;
 
 // Pass 1, tile by tile (the tiles of pass 3, a grid stride apart): each warp
 // takes 256 consecutive rows in rounds of 32. A tile in runs or rising in a
-// narrow range (above) is added, its rows merged into runs within each warp
+// narrow range (above, judged on a sample) is added, its rows merged into runs within each warp
 // and the warps' last runs across the block, and marked in done[tile]; any
 // other tile has its rows counted a bucket into counts[b] (zeroed). Two
 // blocks an SM (32 registers; a few spill in the adding branch): with one,
@@ -162,7 +165,7 @@ SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
         unsigned heads = 0, falls = 0;
         int least = INT_MAX, greatest = -1;
 #pragma unroll
-        for (int j = 0; j < R; ++j) {
+        for (int j = 0; j < run_tile_sampled_rounds; ++j) {
             // The row before: the lane before's, or for lane 0 the last
             // lane's of the round before (the first row of the warp's
             // stretch starts a run). Every lane takes part in both shuffles.
@@ -186,7 +189,8 @@ SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
             atomicMax(&tile.greatest, greatest);
         }
         __syncthreads();
-        const bool in_runs = tile.heads * run_tile_heads <= bucket_tile_rows || tile.greatest < 0 ||
+        constexpr std::int64_t sampled_rows = bucket_tile_rows / R * run_tile_sampled_rounds;
+        const bool in_runs = tile.heads * run_tile_heads <= sampled_rows || tile.greatest < 0 ||
                              (tile.falls == 0 && std::int64_t(tile.greatest) - tile.least < run_tile_span);
         if (threadIdx.x == 0) {
             shape[step == 0 ? 2 : step - 1] = {0u, 0u, INT_MAX, -1};  // step + 2, mod 3
