@@ -236,10 +236,11 @@ TYPED_TEST(CudaUnsortedReduce, BucketedAccumulators) {
 
 // The same M, with tiles of 8192 rows that the counting pass adds itself
 // (one atomic a run: runs of equal ids, or ids within 16384 of each other,
-// judged on each warp's first 64 rows) beside tiles it partitions: runs of 1 to 20 ids everywhere; stretches of
-// runs and of uniform ids in turn, not aligned to the tiles; and rising ids
-// within a window up to M - 1 (one id a row, but close together). Every id
-// the same, in BucketedAccumulators, is a tile of one run.
+// judged on each warp's first 64 rows) beside tiles it partitions: runs of
+// 1 to 20 ids everywhere; stretches of runs and of uniform ids in turn, not
+// aligned to the tiles; and rising ids within a window up to M - 1 (one id
+// a row, but close together). Every id the same, in BucketedAccumulators,
+// is a tile of one run.
 TYPED_TEST(CudaUnsortedReduce, BucketedRunTiles) {
     atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(300000, (i64(1) << 24) + 3, 0, 0,
                                                                             {1, 6, 7}, true);

@@ -120,11 +120,12 @@ constexpr int run_tile_sampled_rounds = 2;
 
 // Pass 1, tile by tile (the tiles of pass 3, a grid stride apart): each warp
 // takes 256 consecutive rows in rounds of 32. A tile in runs or rising in a
-// narrow range (above, judged on a sample) is added, its rows merged into runs within each warp
-// and the warps' last runs across the block, and marked in done[tile]; any
-// other tile has its rows counted a bucket into counts[b] (zeroed). Two
-// blocks an SM (32 registers; a few spill in the adding branch): with one,
-// all ids equal and sorted ids took 1.03x to 1.5x the time (H200).
+// narrow range (above, judged on a sample) is added, its rows merged into
+// runs within each warp and the warps' last runs across the block, and
+// marked in done[tile]; any other tile has its rows counted a bucket into
+// counts[b] (zeroed). Two blocks an SM (32 registers; a few spill in the
+// adding branch): with one, all ids equal and sorted ids took 1.03x to 1.5x
+// the time (H200).
 template <bool Sums, class T, class A, class SegOf>
 SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
     bucket_count_kernel(rows_view<const T> values, SegOf seg_of, int shift, int buckets, unsigned* counts,
