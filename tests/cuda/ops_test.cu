@@ -440,6 +440,49 @@ TEST_F(CudaOps, HalfBucketedSums) {
     bucketed_half_case<__nv_bfloat16>(g);
 }
 
+// 16-bit rows over offsets averaging 384 rows or more, streamed
+// (stream_reduce.cuh): 8 halves a 16-byte load, segments starting and ending
+// off 16-byte boundaries, short ones folded by a lane alone, empty ones, a
+// segment through several 16 KiB chunks, 3 rows before the first offset;
+// unaligned values (the tile kernels) alongside. Sum, mean, min, max,
+// argmax, and a sum accumulated into the out with counts.
+template <class H>
+void streamed_half_case(segref::rng& g) {
+    std::vector<i64> len;
+    for (int k = 0; k < 120; ++k) len.push_back(segref::coin(g, 0.2) ? segref::uniform_int(g, 0, 12) : segref::uniform_int(g, 1, 1500));
+    len.push_back(5 * 8192 + 3);
+    for (int k = 0; k < 30; ++k) len.push_back(segref::uniform_int(g, 0, 900));
+    const i64 M = static_cast<i64>(len.size());
+    const std::vector<std::int32_t> off = segref::offsets_from_lengths<std::int32_t>(len, 3);
+    const i64 n = static_cast<i64>(off.back()) + 2;
+    ASSERT_GE(n, 512 * M) << "segments long enough to be streamed";
+    std::vector<H> hv(static_cast<std::size_t>(n));
+    std::vector<double> dv(hv.size());
+    for (std::size_t e = 0; e < hv.size(); ++e) {
+        const double x = e % 89 == 0 ? 2.5 : segref::uniform_real(g, -4, 4);  // repeated 2.5: ties
+        hv[e] = H(static_cast<float>(x));
+        dv[e] = static_cast<double>(static_cast<float>(hv[e]));
+    }
+    auto d_off = mem.to_device(off);
+    const auto by_off = segred::offsets(static_cast<const std::int32_t*>(d_off.data()), M);
+    const segref::row_lists segs = segref::from_offsets(off.data(), M, n, false);
+    using segref::op;
+    for (i64 lead : {0, 1}) {
+        half_reducer_case(hv, dv, by_off, segs, segred::sum{}, op::sum, false, 1, lead);
+        half_reducer_case(hv, dv, by_off, segs, segred::mean{}, op::mean, false, 1, lead);
+        half_reducer_case(hv, dv, by_off, segs, segred::min{}, op::min, false, 1, lead);
+        half_reducer_case(hv, dv, by_off, segs, segred::max{}, op::max, false, 1, lead);
+        half_reducer_case(hv, dv, by_off, segs, segred::argmax{}, op::argmax, false, 1, lead);
+        half_reducer_case(hv, dv, by_off, segs, segred::sum{}, op::sum, false, 1, lead, true);
+    }
+}
+
+TEST_F(CudaOps, HalfStreamedSegments) {
+    SEGRED_SEEDED_RNG(g);
+    streamed_half_case<__half>(g);
+    streamed_half_case<__nv_bfloat16>(g);
+}
+
 TEST_F(CudaOps, HalfSortedIdRuns) {
     SEGRED_SEEDED_RNG(g);
     half_sorted_runs_case<__half, std::int32_t>(g);

@@ -3,7 +3,9 @@
 // double reference, through the same harness as the host tests.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -159,7 +161,8 @@ segtest::seg_input<I> starts_input(const std::vector<i64>& len, i64 rows, i64 le
 // segments (either side of the marks' lower bound); 513 and 512 (either side
 // of the upper one, empty ones included); then a giant segment. With 0 and 3
 // rows before the first offset (keys of -1 in the first tile). With a giant
-// segment long enough for the segments to average 64 rows or more, values
+// segment long enough for the segments to average 64 rows or more (but
+// under 384: longer ones are streamed, StreamedLongSegments), values
 // of 2, 4 or 8 bytes take chunked tiles (128 bytes of rows a thread, staged
 // in 16-byte chunks) where they are 16-byte aligned: there the same layout
 // is laid over their tiles, and the last tile is copied row by row; with a
@@ -201,11 +204,12 @@ void searched_keys_case(segref::rng& g, i64 lead, bool shifted, bool chunked) {
     len.insert(len.end(), 300, 0);  // 512 starts in the sixth
     for (int k = 0; k < 211; ++k) push(10);
     push(6 * tile + 9 - row);
-    push(chunked ? 1000000 : 50000);
+    push(chunked ? 200000 : 50000);
     len.insert(len.end(), 3, 0);
     const segtest::seg_input<I> s = starts_input<F, I>(len, row, lead);
     if (chunked) {
         ASSERT_GE(s.n, 64 * s.M) << "segments long enough to take chunked tiles";
+        ASSERT_LT(s.n, 384 * s.M) << "segments too short to be streamed (StreamedLongSegments)";
     } else {
         ASSERT_LT(s.n, 64 * s.M) << "segments short enough to take tiles of rows";
     }
@@ -440,8 +444,9 @@ TYPED_TEST(CudaSortedReduce, SortedIdChunks) {
 // Fixed segments over several tiles of computed keys: sizes below 16 rows
 // and sizes whose boundaries fall inside 16-byte chunks (17) take tiles of
 // rows; 16 rows and more on chunk starts (16, 20, 32 floats) chunked tiles;
-// segments straddling threads and tiles (20, 1000, 5000), a last tile part
-// full; from aligned values and unaligned ones (which take tiles of rows).
+// segments straddling threads and tiles (20, 500, 1000, 5000), a last tile
+// part full; from aligned values and unaligned ones (which take tiles of
+// rows). Aligned, 1000 and 5000 rows are streamed (StreamedLongSegments).
 template <class T, class I>
 void fixed_chunks_case(segref::rng& g, i64 size, bool shifted) {
     SCOPED_TRACE("fixed size " + std::to_string(size) + (shifted ? ", unaligned" : ""));
@@ -459,8 +464,108 @@ TYPED_TEST(CudaSortedReduce, FixedChunkedTiles) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (i64 size : {2, 3, 4, 5, 7, 8, 16, 17, 20, 32, 1000, 5000})
+    for (i64 size : {2, 3, 4, 5, 7, 8, 16, 17, 20, 32, 500, 1000, 5000})
         for (bool shifted : {false, true}) fixed_chunks_case<T, I>(g, size, shifted);
+}
+
+// Segments averaging 384 rows or more from starts (and fixed ones of 512
+// rows or more), over values of 2, 4 or 8 bytes that start 16-byte aligned,
+// are streamed: a warp a chunk of 16 KiB of values, each segment with rows
+// in the chunk reduced where it lies, pieces that cross a chunk's edges
+// joined after. Chunks of C rows here hold: empty segments first; a segment
+// ending on the first chunk's last row and one filling the second exactly;
+// one that passes through two whole chunks; a long gap of empty segments
+// (the gap list) and a short one inside a chunk; 150 short segments (a lane
+// alone, or the warp past 16 rows; 32 segments a round) with empty ones
+// among them; segments starting and ending off 16-byte boundaries; a long
+// gap right before a chunk's first row; a giant segment through hundreds
+// of chunks (a join of three steps: 32 tiles, then 256 a step); empty
+// segments after the last row. With
+// 0 and 3 rows before the first offset and 5 after the last (keys -1 and
+// M), and offsets whose rows all lie before the first one. Unaligned values
+// (shifted) take the tile kernels instead, on the same input. Sum, argmax,
+// an accumulated mean with counts; then over values with NaN with a
+// constant fill, max, count, and for floating-point values variance and
+// log-sum-exp.
+template <form F, class T, class I>
+void streamed_case(segref::rng& g, const segtest::seg_input<I>& s, bool shifted) {
+    segtest::trial_config c;
+    c.shifted = shifted;
+    sum_argmax_and_mean<F, T>(g, s, c);
+    c.nan = true;
+    c.fill_mode = segref::fill::constant;
+    c.fill_value = -7.0;
+    std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
+    if constexpr (std::is_floating_point<T>::value) {
+        for (T& x : v)  // a few a long segment, none in most short ones
+            if (segref::coin(g, 0.001)) x = std::numeric_limits<T>::quiet_NaN();
+    }
+    const segtest::device_memory mem;
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::max{}, segref::op::max, 0, c, s, v, g, mem);
+    if constexpr (std::is_floating_point<T>::value) {
+        // States of two values (variance, log-sum-exp): joined by combine.
+        segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::var{1}, segref::op::var, 1, c, s, v, g, mem);
+        segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::logsumexp{}, segref::op::logsumexp, 0, c, s, v,
+                                          g, mem);
+    }
+    segtest::check_reduce<F, T, I, std::int64_t>(segred::cuda::par, segred::count{}, segref::op::count, 0, c, s, v,
+                                                 g, mem);
+}
+
+template <form F, class T, class I>
+void streamed_starts_case(segref::rng& g, i64 lead, bool shifted) {
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead) +
+                 (shifted ? ", unaligned" : ""));
+    const i64 C = 16384 / static_cast<i64>(sizeof(T));  // rows of a chunk
+    std::vector<i64> len = {0, 0};
+    i64 row = 0;
+    auto push = [&](i64 l) {
+        len.push_back(l);
+        row += l;
+    };
+    push(C);                          // ends on the first chunk's last row
+    push(C);                          // fills the second
+    push(2 * C + C / 2);              // through the third and fourth
+    len.insert(len.end(), 70, 0);     // a long gap inside the fifth
+    push(333);
+    len.insert(len.end(), 5, 0);      // a short one
+    for (int k = 0; k < 150; ++k) push(segref::coin(g, 0.2) ? 0 : segref::uniform_int(g, 1, 40));
+    push(777);                        // off 16-byte boundaries at both ends
+    push(5);
+    push(1234);
+    push((row / C + 2) * C - row);    // up to a chunk's start
+    len.insert(len.end(), 80, 0);     // a long gap right before its first row
+    push(3);
+    push(1200011);                    // the giant: over 288 chunks (a join's third step)
+    push(C - 1);
+    len.insert(len.end(), 3, 0);
+    const segtest::seg_input<I> s = starts_input<F, I>(len, row, lead);
+    ASSERT_GE(s.n, 512 * s.M) << "segments long enough to be streamed";
+    streamed_case<F, T>(g, s, shifted);
+}
+
+TYPED_TEST(CudaSortedReduce, StreamedLongSegments) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (bool shifted : {false, true}) {
+        for (i64 lead : {i64(0), i64(3)}) streamed_starts_case<form::offsets, T, I>(g, lead, shifted);
+        streamed_starts_case<form::lengths, T, I>(g, 0, shifted);
+        {
+            SCOPED_TRACE("every row before the first offset");
+            streamed_case<form::offsets, T>(g, starts_input<form::offsets, I>({0, 0}, 0, 5000), shifted);
+        }
+        const i64 C = 16384 / static_cast<i64>(sizeof(T));
+        for (i64 size : {i64(512), i64(1000), C + 3, 3 * C + 1, 7 * C + 5}) {
+            SCOPED_TRACE("fixed size " + std::to_string(size) + (shifted ? ", unaligned" : ""));
+            segtest::seg_input<I> f;
+            f.kind = form::fixed;
+            f.fixed_size = size;
+            f.M = size == 7 * C + 5 ? 1 : (9 * C + 77 + size - 1) / size;  // one segment over every chunk
+            f.n = size * f.M;
+            streamed_case<form::fixed, T>(g, f, shifted);
+        }
+    }
 }
 
 // Rows of several columns over a layout: from 8 columns each lane reads a

@@ -26,6 +26,7 @@
 #include "detail/scatter_kernels.cuh"
 #include "detail/small_m_reduce.cuh"
 #include "detail/sort_reduce.cuh"
+#include "detail/stream_reduce.cuh"
 #include "detail/tile_claim_reduce.cuh"
 #include "detail/tile_sort_reduce.cuh"
 #include "detail/tile_reduce.cuh"
@@ -234,8 +235,8 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
             return;
         }
         if (one_column && seg.size > 0) {
-            detail::tile_reduce_computed(p, values, detail::fixed_keys{seg.size, seg.M}, seg.M, out, r, opts,
-                                         detail::fixed_rows_chunked<T>(seg.size));
+            detail::reduce_computed_keys(p, values, detail::fixed_keys{seg.size, seg.M}, seg.M, out, r, opts, seg.size,
+                                         detail::stream_min_fixed_rows, detail::fixed_rows_chunked<T>(seg.size));
             return;
         }
         // Fixed segments need no layout in memory: starts are s * size.
@@ -245,7 +246,8 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         // derive their keys in shared memory (as int, so for M below INT_MAX)
         // from the caller's offsets in place, whatever their type (under
         // drop, only once they are made monotone); long ones compute them
-        // from int64 starts.
+        // from int64 starts, and the longest are streamed
+        // (reduce_computed_keys).
         constexpr bool starts_form = Seg::kind == segment_kind::offsets || Seg::kind == segment_kind::lengths;
         const std::int64_t M = seg.num_segments();
         const bool derive = one_column && M > 0 && M < std::numeric_limits<int>::max() &&
@@ -265,8 +267,9 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
                     detail::tile_reduce<int>(p, values, detail::start_keys<std::int64_t, true>{L.starts, M}, M, out,
                                              r, opts);
                 else
-                    detail::tile_reduce_computed(p, values, detail::start_keys<std::int64_t, false>{L.starts, M}, M,
-                                                 out, r, opts, values.n >= M * detail::chunk_min_avg_rows);
+                    detail::reduce_computed_keys(p, values, detail::start_keys<std::int64_t, false>{L.starts, M}, M,
+                                                 out, r, opts, values.n / M, detail::stream_min_avg_rows,
+                                                 values.n >= M * detail::chunk_min_avg_rows);
                 return;
             }
         }

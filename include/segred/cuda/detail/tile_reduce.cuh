@@ -4,12 +4,13 @@
 // The segment-centric kernel (reduce_kernels.cuh) gives each segment a lane
 // or a warp, so its speed depends on the length distribution. Here every
 // tile is the same 4096 rows (2048 for wide values or keys; for long
-// segments of computed keys, 128 bytes of values a thread: 8192 floats)
-// whatever the segments are: persistent blocks stage tiles in shared memory,
-// two at a time (the next one's copies fly while this one is folded), each
-// thread folds its 16 (8; 32 floats) consecutive rows run by run, a
-// block-wide segmented scan joins the runs that cross threads, and the
-// thread holding a segment's last row writes it.
+// segments of computed keys, 128 bytes of values a thread: 8192 floats;
+// longer ones still are streamed, stream_reduce.cuh) whatever the segments
+// are: persistent blocks stage tiles in shared memory, two at a time (the
+// next one's copies fly while this one is folded), each thread folds its 16
+// (8; 32 floats) consecutive rows run by run, a block-wide segmented scan
+// joins the runs that cross threads, and the thread holding a segment's
+// last row writes it.
 // Runs that cross a tile boundary leave partial states (a tile's head and
 // tail); a second kernel joins them, one warp per crossing run, in tile
 // order. Tiles, per-thread folds and the joins all have fixed shapes, so the
@@ -560,7 +561,7 @@ struct staged_group {
 // from lo into the stage at shared address at. A full tile copies chunk by
 // chunk, a warp's copies consecutive in memory, where the rows start 16-byte
 // aligned (computed keys: always, the host sends others to tiles of rows,
-// tile_reduce_computed); the last tile, and sorted ids or their values off
+// reduce_computed_keys); the last tile, and sorted ids or their values off
 // 16 bytes, row by row into the same places.
 template <class T, int Items>
 __device__ void stage_tile_chunks(unsigned at, const T* values, std::int64_t lo, int valid, bool aligned = true) {
@@ -1467,12 +1468,23 @@ SEGRED_KERNEL void tile_edge_keys_kernel(Keys keys, std::int64_t n, std::int64_t
     }
 }
 
+// A tile join's first step covers 32 tiles, a lane each (most runs end
+// within them); later steps 32 * join_tiles_a_lane, each lane combining its
+// consecutive tiles in order first. With one tile a lane at every step, a
+// long run took a step of dependent loads per 32 tiles (H200: a segment of
+// 13.5 million fp32 rows over 4096-row tiles, about 100 steps); eight a lane
+// from the first step would read eight carries for every run that ends in
+// the next tile.
+constexpr int join_tiles_a_lane = 8;
+
 // One warp per tile whose last run goes on: that run's tail, then the heads
-// of the tiles it passes through and of the tile where it ends, 32 tiles a
-// step, combined by a fixed tree within each step and in order across steps.
+// of the tiles it passes through and of the tile where it ends, in steps
+// (above), combined in order within a lane, by a fixed tree across the
+// lanes and in order across steps.
 template <class T, class O, class R, class S>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
     tile_join_kernel(std::int64_t tiles, rows_view<O> out, R r, options opts, const tile_carry<S>* carry) {
+    constexpr int U = join_tiles_a_lane;
     __shared__ S lanes[block_threads / 32][32];
     __shared__ std::int64_t lane_rows[block_threads / 32][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -1480,14 +1492,31 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     if (t0 >= tiles || carry[t0].tail_key < 0) return;
     S acc = carry[t0].tail;
     std::int64_t rows = carry[t0].tail_rows;
-    for (std::int64_t base = t0 + 1;; base += 32) {
-        const std::int64_t j = base + lane;
-        const bool exists = j < tiles;
-        const unsigned stops = __ballot_sync(0xffffffffu, !exists || !carry[j].passes);
+    int per_lane = 1;
+    for (std::int64_t base = t0 + 1;; base += 32 * per_lane, per_lane = U) {
+        const std::int64_t j0 = base + lane * per_lane;
+        int stop = per_lane;  // this lane's first tile where the run ends (or past the last tile)
+#pragma unroll
+        for (int u = U - 1; u >= 0; --u) {
+            const std::int64_t j = j0 + u;
+            if (u < per_lane && (j >= tiles || !carry[j].passes)) stop = u;
+        }
+        const unsigned stops = __ballot_sync(0xffffffffu, stop < per_lane);
         const int last = stops ? __ffs(stops) - 1 : 31;  // the lanes up to `last` hold the run
-        const bool mine = exists && lane <= last;
-        lanes[warp][lane] = mine ? carry[j].head : S(r.template init<T>());
-        lane_rows[warp][lane] = mine ? carry[j].head_rows : 0;
+        // This lane's tiles of the run: all below `last`, up to its stop at it.
+        const int upto = lane < last ? per_lane : lane > last ? 0 : stop < per_lane ? stop + 1 : per_lane;
+        S part = r.template init<T>();
+        std::int64_t part_rows = 0;
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const std::int64_t j = j0 + u;
+            if (u < upto && j < tiles) {
+                r.combine(part, carry[j].head);
+                part_rows += carry[j].head_rows;
+            }
+        }
+        lanes[warp][lane] = part;
+        lane_rows[warp][lane] = part_rows;
         __syncwarp();
         for (int w = 16; w > 0; w /= 2) {
             if (lane < w) {
@@ -1506,6 +1535,35 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
 
 } // namespace SEGRED_ABI_NS
 
+// The long gaps of empty segments the tile kernels list (gap_list), on the
+// device: room for as many as n rows over M segments can hold.
+struct tile_gaps {
+    tile_gaps(const par_t& p, std::int64_t n, std::int64_t M)
+        : capacity(gap_capacity(n, M)), ranges(p, 2 * capacity), count(p, 1) {
+        SEGRED_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), p.stream));
+    }
+    gap_list list() const { return {ranges.get(), count.get()}; }
+    std::int64_t capacity;
+    temp_buffer<std::int64_t> ranges;
+    temp_buffer<unsigned long long> count;
+};
+
+// After a tile kernel: the listed gaps filled, and the runs that cross tile
+// edges joined from the tiles' carries.
+template <class T, class O, class R, class S>
+void finish_tiles(const par_t& p, std::int64_t tiles, rows_view<O> out, const R& r, const options& opts,
+                  const tile_carry<S>* carry, const tile_gaps& gaps) {
+    // The count stays on the device: a resident grid takes whatever it holds.
+    fill_gaps_kernel<T><<<grid_for(gaps.capacity * block_threads), block_threads, 0, p.stream>>>(out, r, opts,
+                                                                                              gaps.list());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    if (tiles < 2) return;
+    const std::int64_t warps = block_threads / 32;
+    tile_join_kernel<T, O, R, S><<<static_cast<unsigned>((tiles + warps - 1) / warps), block_threads, 0, p.stream>>>(
+        tiles, out, r, opts, carry);
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+}
+
 // Reduce n > 0 one-column rows whose segments are given by row keys, with
 // reducer r as it is (tile_reduce below picks it).
 template <class I, class T, class O, class R, class Keys>
@@ -1515,11 +1573,7 @@ void tile_reduce_as(const par_t& p, rows_view<const T> values, Keys keys, std::i
     constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items_for<T, I, Keys>();
     const std::int64_t tiles = (values.n + tile_rows - 1) / tile_rows;
     temp_buffer<tile_carry<S>> carry(p, tiles);
-    const std::int64_t max_gaps = gap_capacity(values.n, M);
-    temp_buffer<std::int64_t> gap_ranges(p, 2 * max_gaps);
-    temp_buffer<unsigned long long> gap_count(p, 1);
-    SEGRED_CUDA_CHECK(cudaMemsetAsync(gap_count.get(), 0, sizeof(unsigned long long), p.stream));
-    const gap_list gaps{gap_ranges.get(), gap_count.get()};
+    const tile_gaps gaps(p, values.n, M);
     temp_buffer<std::int64_t> edge_keys(p, Keys::loaded ? 0 : 2 * tiles);
     if constexpr (!Keys::loaded) {
         tile_edge_keys_kernel<<<grid_for(2 * tiles), block_threads, 0, p.stream>>>(keys, values.n, tile_rows, tiles,
@@ -1538,46 +1592,29 @@ void tile_reduce_as(const par_t& p, rows_view<const T> values, Keys keys, std::i
     const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
     const std::int64_t grid = std::min<std::int64_t>(tiles, std::int64_t(sms) * per_sm);
     kernel<<<static_cast<unsigned>(grid), tile_threads, smem, p.stream>>>(values, keys, M, out, r, opts, tiles,
-                                                                        edge_keys.get(), carry.get(), gaps);
+                                                                        edge_keys.get(), carry.get(), gaps.list());
     SEGRED_CUDA_CHECK(cudaGetLastError());
-    // The count stays on the device: a resident grid takes whatever it holds.
-    fill_gaps_kernel<T><<<grid_for(max_gaps * block_threads), block_threads, 0, p.stream>>>(out, r, opts, gaps);
-    SEGRED_CUDA_CHECK(cudaGetLastError());
-    if (tiles < 2) return;
-    const std::int64_t warps = block_threads / 32;
-    tile_join_kernel<T, O, R, S><<<static_cast<unsigned>((tiles + warps - 1) / warps), block_threads, 0, p.stream>>>(
-        tiles, out, r, opts, carry.get());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
+    finish_tiles<T, O, R, S>(p, tiles, out, r, opts, carry.get(), gaps);
 }
 
-// Reduce n > 0 one-column rows whose segments are given by row keys. A mean
-// goes as a sum divided by its segment's rows where it is written
-// (mean_of_rows): a state of one value, which sorted ids park like a sum's,
-// and no count added row by row.
+// f called with the reducer the row-parallel kernels run for r: a mean goes
+// as a sum divided by its segment's rows where it is written (mean_of_rows),
+// a state of one value, which sorted ids park like a sum's, and no count
+// added row by row; any other reducer as it is.
+template <class R, class F>
+void with_row_divided_mean(const R& r, F&& f) {
+    if constexpr (std::is_same<R, segred::mean>::value) {
+        f(segred::detail::mean_of_rows{});
+    } else {
+        f(r);
+    }
+}
+
+// Reduce n > 0 one-column rows whose segments are given by row keys.
 template <class I, class T, class O, class R, class Keys>
 void tile_reduce(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, const R& r,
                  const options& opts) {
-    if constexpr (std::is_same<R, segred::mean>::value) {
-        tile_reduce_as<I>(p, values, keys, M, out, segred::detail::mean_of_rows{}, opts);
-    } else {
-        tile_reduce_as<I>(p, values, keys, M, out, r, opts);
-    }
-}
-
-// Computed keys (fixed segments, starts of long ones): chunked tiles where
-// the segments are long enough for them to pay, values fit chunks and start
-// 16-byte aligned. (Unaligned values would be copied row by row, 32 rows a
-// thread: 0.75x the row-by-row kernel on 1024-row offsets, H200.)
-template <class T, class O, class R, class Keys>
-void tile_reduce_computed(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out,
-                          const R& r, const options& opts, bool long_segments) {
-    if constexpr (chunk_capable<T>) {
-        if (long_segments && (reinterpret_cast<std::uintptr_t>(values.data) & 15) == 0) {
-            tile_reduce<int>(p, values, chunked<Keys>{keys}, M, out, r, opts);
-            return;
-        }
-    }
-    tile_reduce<int>(p, values, keys, M, out, r, opts);
+    with_row_divided_mean(r, [&](const auto& rr) { tile_reduce_as<I>(p, values, keys, M, out, rr, opts); });
 }
 
 } // namespace detail

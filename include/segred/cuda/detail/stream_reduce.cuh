@@ -1,0 +1,226 @@
+// segred/cuda/detail/stream_reduce.cuh -- long sorted segments of computed
+// keys (fixed segments, starts from offsets or lengths) over one column,
+// streamed: a warp takes a chunk of 16 KiB of values and reduces each
+// segment that lies in it where it lies, in 16-byte loads, with no staging,
+// block scan or per-row key.
+//
+// Why: the tile kernel (tile_reduce.cuh) pays a block scan, barriers and a
+// compare a row on every tile whatever the segments; on long ones that work
+// is all it does (H200, fp32 sums of 2^26 rows: offsets of 1024 rows at
+// 0.52 of a copy, of 2^20 rows at 0.61, where a plain read of the values
+// runs at 0.97). Here a chunk's segments come from the starts, 32 at a time
+// (a lane each): a segment with few rows in the chunk is folded by its lane
+// alone, any other by the whole warp (16-byte loads, four a lane in flight,
+// then a fixed tree of shuffles). Pieces of segments that cross a chunk's
+// edges leave partial states in the tile carries, which tile_join_kernel
+// joins in chunk order, so results are the same on every run.
+//
+// Empty segments are written by the chunk whose first row follows them (the
+// last chunk writes those after its last row), short runs of them inline,
+// long ones through the gap list, as in the tile kernel.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../../core/options.hpp"
+#include "../../core/reducers.hpp"
+#include "../../core/views.hpp"
+#include "launch.cuh"
+#include "reduce_kernels.cuh"
+#include "temp_buffer.cuh"
+#include "tile_reduce.cuh"
+
+namespace segred {
+namespace cuda {
+namespace detail {
+
+constexpr int stream_threads = 256;
+constexpr std::int64_t stream_chunk_bytes = 16384;  // a warp's rows: 32 16-byte loads a lane
+// A lane folds a segment alone where the chunk holds this many of its rows
+// or fewer (in one batch of loads): a warp's tree of shuffles costs more.
+constexpr int stream_lone_rows = 8;
+// Streamed: segments from starts averaging this many rows or more (empty
+// ones counted), fixed segments of stream_min_fixed_rows or more. Against
+// the tiles on an H200 (fp32 sums, 2^26 rows): offsets of 512 to 2^20 rows
+// 1.2-1.4x, lengths uniform in 0..1024 (512 on average) 1.15x, 90% empty
+// segments of 1 to 8192 rows (406 on average) 1.5x; but from an average
+// of 256 rows 0.94-0.99x (256-row segments, uniform in 0..512, Pareto from
+// 100 rows), and from 128 rows 128-row offsets 0.84x. Fixed segments keep
+// chunked tiles below 512 rows (256: 0.77x streamed).
+constexpr std::int64_t stream_min_avg_rows = 384;
+constexpr std::int64_t stream_min_fixed_rows = 512;
+
+template <class T>
+constexpr std::int64_t stream_chunk_rows = stream_chunk_bytes / static_cast<std::int64_t>(sizeof(T));
+
+inline namespace SEGRED_ABI_NS {
+
+// This lane's share of rows [b, e), folded into st: the rows before the
+// first 16-byte boundary and after the last a lane each, the vectors between
+// a lane each in turn, four in flight.
+template <class T, class R, class S>
+__device__ void fold_span(const T* data, std::int64_t b, std::int64_t e, const R& r, S& st, int lane) {
+    constexpr int V = vector_elems<T>;
+    constexpr std::int64_t step = 32 * V;
+    const std::int64_t vb0 = (b + V - 1) / V * V, vb = vb0 < e ? vb0 : e;
+    const std::int64_t ve0 = e / V * V, ve = ve0 > vb ? ve0 : vb;
+    if (b + lane < vb) r.update(st, data[b + lane], b + lane);
+    if (ve + lane < e) r.update(st, data[ve + lane], ve + lane);
+    std::int64_t i = vb + lane * V;
+    constexpr int ahead = 4;
+    for (; i + (ahead - 1) * step < ve; i += ahead * step) {
+        row_vector<V, T> x[ahead];
+#pragma unroll
+        for (int u = 0; u < ahead; ++u) x[u] = load_row_vector<V>(data + i + u * step);
+#pragma unroll
+        for (int u = 0; u < ahead; ++u)
+#pragma unroll
+            for (int k = 0; k < V; ++k) r.update(st, x[u].e[k], i + u * step + k);
+    }
+    for (; i < ve; i += step) {
+        const row_vector<V, T> x = load_row_vector<V>(data + i);
+#pragma unroll
+        for (int k = 0; k < V; ++k) r.update(st, x.e[k], i + k);
+    }
+}
+
+// Chunk c = rows [c * C, ...) a warp. edge_keys: the keys of each chunk's
+// first and last rows (tile_edge_keys_kernel). A segment's piece in the
+// chunk is written where the segment lies wholly in it, else left in
+// carry[c]: head (it began in an earlier chunk; with passes set, it also
+// goes on past this one) or tail (it begins here and goes on).
+template <class T, class O, class R, class S, class Keys>
+SEGRED_KERNEL void __launch_bounds__(stream_threads)
+    stream_reduce_kernel(rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, R r, options opts,
+                         std::int64_t chunks, const std::int64_t* edge_keys, tile_carry<S>* carry, gap_list gaps) {
+    constexpr std::int64_t C = stream_chunk_rows<T>;
+    const int lane = threadIdx.x % 32;
+    const std::int64_t c = std::int64_t(blockIdx.x) * (stream_threads / 32) + threadIdx.x / 32;
+    if (c >= chunks) return;
+    const std::int64_t n = values.n, lo = c * C, hi = lo + C < n ? lo + C : n;
+    const std::int64_t k_first = edge_keys[2 * c], k_last = edge_keys[2 * c + 1];
+    if (lane == 0) {
+        const std::int64_t before = c > 0 ? edge_keys[2 * c - 1] : -1;  // the key of row lo - 1
+        if (k_first != before) write_empty_range<T>(r, opts, out, M, before, k_first, gaps);
+        if (hi == n) write_empty_range<T>(r, opts, out, M, k_last, M, gaps);
+        // The last segment goes on past the chunk: from a tail here, or
+        // passing through from an earlier chunk.
+        const bool goes_on = hi < n && key_in_range(k_last, M) && keys.bound(k_last) > hi;
+        const bool passes = goes_on && keys.bound(k_last - 1) < lo;
+        carry[c].tail_key = goes_on && !passes ? k_last : -1;
+        carry[c].passes = passes ? 1 : 0;
+    }
+    // A segment's piece: written, or its partial state left for the join.
+    auto finish = [&](std::int64_t s, bool begun, bool goes_on, const S& st, std::int64_t rows) {
+        if (begun) {
+            carry[c].head = st;
+            carry[c].head_rows = rows;
+        } else if (goes_on) {
+            carry[c].tail = st;
+            carry[c].tail_rows = rows;
+        } else {
+            write_segment<T>(r, opts, out, s, 0, st, rows);
+        }
+    };
+    // Segments with rows in the chunk (and empty ones between them): 32 a
+    // round, lane j segment base + j, its rows here [b, e). Each round reads
+    // the next one's bounds first: a chunk of many short segments takes many
+    // rounds, and each would otherwise wait on its bounds, then its rows.
+    const std::int64_t s_lo = k_first > 0 ? k_first : 0, s_hi = k_last < M - 1 ? k_last : M - 1;
+    auto bounds = [&](std::int64_t s, std::int64_t& sb, std::int64_t& se) {
+        if (s <= s_hi) {
+            sb = keys.bound(s - 1);
+            se = keys.bound(s);
+        }
+    };
+    std::int64_t next_sb = 0, next_se = 0;
+    bounds(s_lo + lane, next_sb, next_se);
+    for (std::int64_t base = s_lo; base <= s_hi; base += 32) {
+        const std::int64_t s = base + lane, sb = next_sb, se = next_se;
+        bounds(s + 32, next_sb, next_se);
+        const bool valid = s <= s_hi;
+        const bool begun = valid && sb < lo, goes_on = valid && se > hi && hi < n;
+        const std::int64_t b = valid ? (sb > lo ? sb : lo) : 0, e = valid ? (se < hi ? se : hi) : 0;
+        const bool lone = valid && e - b <= stream_lone_rows;
+        if (lone) {
+            // Every row's load issued before the first add.
+            T x[stream_lone_rows];
+#pragma unroll
+            for (int k = 0; k < stream_lone_rows; ++k) x[k] = b + k < e ? values.data[b + k] : T{};
+            S st = r.template init<T>();
+#pragma unroll
+            for (int k = 0; k < stream_lone_rows; ++k)
+                if (b + k < e) r.update(st, x[k], b + k);
+            finish(s, begun, goes_on, st, e - b);
+        }
+        for (unsigned together = __ballot_sync(0xffffffffu, valid && !lone); together != 0; together &= together - 1) {
+            const int j = __ffs(together) - 1;
+            const std::int64_t bj = __shfl_sync(0xffffffffu, b, j), ej = __shfl_sync(0xffffffffu, e, j);
+            S st = r.template init<T>();
+            fold_span(values.data, bj, ej, r, st, lane);
+            for (int d = 16; d > 0; d /= 2) {
+                const S other = shuffle_down(st, d);
+                r.combine(st, other);
+            }
+            const int flags = __shfl_sync(0xffffffffu, int(begun) | int(goes_on) << 1, j);
+            if (lane == 0) finish(base + j, flags & 1, flags & 2, st, ej - bj);
+        }
+    }
+}
+
+} // namespace SEGRED_ABI_NS
+
+// Reduce n > 0 one-column rows of 16-byte-aligned values over long segments
+// of computed keys, with reducer r as it is.
+template <class T, class O, class R, class Keys>
+void stream_reduce_as(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out,
+                      const R& r, const options& opts) {
+    using S = state_t<R, T>;
+    constexpr std::int64_t C = stream_chunk_rows<T>;
+    const std::int64_t chunks = (values.n + C - 1) / C;
+    temp_buffer<tile_carry<S>> carry(p, chunks);
+    const tile_gaps gaps(p, values.n, M);
+    temp_buffer<std::int64_t> edge_keys(p, 2 * chunks);
+    tile_edge_keys_kernel<<<grid_for(2 * chunks), block_threads, 0, p.stream>>>(keys, values.n, C, chunks,
+                                                                               edge_keys.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    constexpr std::int64_t warps = stream_threads / 32;
+    stream_reduce_kernel<T, O, R, S, Keys><<<static_cast<unsigned>((chunks + warps - 1) / warps), stream_threads, 0,
+                                             p.stream>>>(values, keys, M, out, r, opts, chunks, edge_keys.get(),
+                                                         carry.get(), gaps.list());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    finish_tiles<T, O, R, S>(p, chunks, out, r, opts, carry.get(), gaps);
+}
+
+// Computed keys (fixed segments, starts): streamed where segments average
+// min_streamed_rows rows or more (`avg_rows`: the fixed size, or n / M; the
+// thresholds above), else chunked tiles where they are long enough for them
+// to pay (`chunked_tiles`), else tiles of rows; the first two only for
+// values of 2, 4 or 8 bytes starting 16-byte aligned. (Unaligned values
+// would be copied row by row, 32 rows a thread: 0.75x the row-by-row kernel
+// on 1024-row offsets, H200.)
+template <class T, class O, class R, class Keys>
+void reduce_computed_keys(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out,
+                          const R& r, const options& opts, std::int64_t avg_rows, std::int64_t min_streamed_rows,
+                          bool chunked_tiles) {
+    if constexpr (chunk_capable<T>) {
+        if ((reinterpret_cast<std::uintptr_t>(values.data) & 15) == 0) {
+            if (avg_rows >= min_streamed_rows) {
+                with_row_divided_mean(r, [&](const auto& rr) { stream_reduce_as(p, values, keys, M, out, rr, opts); });
+                return;
+            }
+            if (chunked_tiles) {
+                tile_reduce<int>(p, values, chunked<Keys>{keys}, M, out, r, opts);
+                return;
+            }
+        }
+    }
+    tile_reduce<int>(p, values, keys, M, out, r, opts);
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace segred
