@@ -18,6 +18,8 @@
 #   SEGRED_BENCH_MIN_TIME     seconds of timed calls per case (default 0.05)
 #   SEGRED_ROWS_LOG2          rows at width 1 = 2^this (default 26; smaller for a smoke run)
 #   PYTHON                    a python with torch, and JAX for its peers (default python3)
+#   SEGRED_TORCH_BUDGET_S     seconds gpu_peers.py may spend starting torch cases (default 90;
+#                             an H200 took about 230 for all of them)
 # Every step has a time limit (3 to 4 minutes expected in all on an H100, the
 # limits add up to 7.5), and a failing step is reported while the others still
 # run; a run cut short keeps what it measured. Exit status 1 when segred_gpu_bench or the
@@ -91,8 +93,9 @@ step 90 segred_gpu_peers "$out/peers.txt" "$peers" "${gb_args[@]}" --benchmark_o
 
 # gpu_peers.py stops starting cases at --budget-s, before the hard limit.
 py_args=(--cases "$out/cases.txt" --rows-log2 "$rows_log2" --min-time "$min_time")
-step 110 "gpu_peers.py torch" "$out/torch.log" "$python" "$here/peers/gpu_peers.py" "${py_args[@]}" --impl torch \
-    --budget-s 90 --out "$out/torch.jsonl"
+torch_budget=${SEGRED_TORCH_BUDGET_S:-90}
+step $((torch_budget + 20)) "gpu_peers.py torch" "$out/torch.log" "$python" "$here/peers/gpu_peers.py" "${py_args[@]}" \
+    --impl torch --budget-s "$torch_budget" --out "$out/torch.jsonl"
 step 80 "gpu_peers.py jax" "$out/jax.log" "$python" "$here/peers/gpu_peers.py" "${py_args[@]}" --impl jax \
     --budget-s 60 --out "$out/jax.jsonl"
 
