@@ -88,7 +88,7 @@ __device__ void fold_span(const T* data, std::int64_t b, std::int64_t e, const R
 }
 
 // Chunk c = rows [c * C, ...) a warp. edge_keys: the keys of each chunk's
-// first and last rows (tile_edge_keys_kernel). A segment's piece in the
+// first and last rows (find_edge_keys). A segment's piece in the
 // chunk is written where the segment lies wholly in it, else left in
 // carry[c]: head (it began in an earlier chunk; with passes set, it also
 // goes on past this one) or tail (it begins here and goes on).
@@ -182,11 +182,9 @@ void stream_reduce_as(const par_t& p, rows_view<const T> values, Keys keys, std:
     constexpr std::int64_t C = stream_chunk_rows<T>;
     const std::int64_t chunks = (values.n + C - 1) / C;
     temp_buffer<tile_carry<S>> carry(p, chunks);
-    const tile_gaps gaps(p, values.n, M);
+    const tile_gaps gaps(p, values.n, M, Keys::empty_segments);
     temp_buffer<std::int64_t> edge_keys(p, 2 * chunks);
-    tile_edge_keys_kernel<<<grid_for(2 * chunks), block_threads, 0, p.stream>>>(keys, values.n, C, chunks,
-                                                                               edge_keys.get());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
+    find_edge_keys(p, keys, values.n, C, chunks, edge_keys.get());
     constexpr std::int64_t warps = stream_threads / 32;
     stream_reduce_kernel<T, O, R, S, Keys><<<static_cast<unsigned>((chunks + warps - 1) / warps), stream_threads, 0,
                                              p.stream>>>(values, keys, M, out, r, opts, chunks, edge_keys.get(),

@@ -77,6 +77,7 @@ template <class I>
 struct id_keys {
     using index_type = I;
     static constexpr bool loaded = true;
+    static constexpr bool empty_segments = true;
     static constexpr bool derived = false;
     static constexpr bool searched = false;
     static constexpr bool chunks = false;  // see chunked below
@@ -86,6 +87,7 @@ struct id_keys {
 // Keys computed from the row: fixed segments (size > 0) or starts[M + 1].
 struct fixed_keys {
     static constexpr bool loaded = false;
+    static constexpr bool empty_segments = false;  // size > 0: no gaps to write
     static constexpr bool derived = false;
     static constexpr bool searched = false;
     static constexpr bool chunks = false;  // see chunked below
@@ -121,6 +123,7 @@ struct fixed_keys {
 template <class J, bool Derive>
 struct start_keys {
     static constexpr bool loaded = false;
+    static constexpr bool empty_segments = true;
     static constexpr bool derived = Derive;
     static constexpr bool searched = !Derive;  // each thread's first key: see tile_reduce_kernel
     static constexpr bool chunks = false;
@@ -1468,6 +1471,18 @@ SEGRED_KERNEL void tile_edge_keys_kernel(Keys keys, std::int64_t n, std::int64_t
     }
 }
 
+// edge_keys for tiles of tile_rows rows (Keys computed, not loaded). (A
+// warp an edge, each step reading 32 starts across the range left: 4
+// dependent loads for 65536 segments where a thread's binary search takes
+// 16, but 32 times the threads and 8 times the loads; 1024-row offsets ran
+// 0.92x with it, H200.)
+template <class Keys>
+void find_edge_keys(const par_t& p, Keys keys, std::int64_t n, std::int64_t tile_rows, std::int64_t tiles,
+                    std::int64_t* edge_keys) {
+    tile_edge_keys_kernel<<<grid_for(2 * tiles), block_threads, 0, p.stream>>>(keys, n, tile_rows, tiles, edge_keys);
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+}
+
 // A tile join's first step covers 32 tiles, a lane each (most runs end
 // within them); later steps 32 * join_tiles_a_lane, each lane combining its
 // consecutive tiles in order first. With one tile a lane at every step, a
@@ -1536,10 +1551,11 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
 } // namespace SEGRED_ABI_NS
 
 // The long gaps of empty segments the tile kernels list (gap_list), on the
-// device: room for as many as n rows over M segments can hold.
+// device: room for as many as n rows over M segments can hold, or none where
+// no segment can be empty (fixed segments: none to fill, no kernel to run).
 struct tile_gaps {
-    tile_gaps(const par_t& p, std::int64_t n, std::int64_t M)
-        : capacity(gap_capacity(n, M)), ranges(p, 2 * capacity), count(p, 1) {
+    tile_gaps(const par_t& p, std::int64_t n, std::int64_t M, bool possible)
+        : capacity(possible ? gap_capacity(n, M) : 0), ranges(p, 2 * capacity), count(p, 1) {
         SEGRED_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), p.stream));
     }
     gap_list list() const { return {ranges.get(), count.get()}; }
@@ -1554,9 +1570,11 @@ template <class T, class O, class R, class S>
 void finish_tiles(const par_t& p, std::int64_t tiles, rows_view<O> out, const R& r, const options& opts,
                   const tile_carry<S>* carry, const tile_gaps& gaps) {
     // The count stays on the device: a resident grid takes whatever it holds.
-    fill_gaps_kernel<T><<<grid_for(gaps.capacity * block_threads), block_threads, 0, p.stream>>>(out, r, opts,
-                                                                                              gaps.list());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
+    if (gaps.capacity > 0) {
+        fill_gaps_kernel<T><<<grid_for(gaps.capacity * block_threads), block_threads, 0, p.stream>>>(out, r, opts,
+                                                                                                  gaps.list());
+        SEGRED_CUDA_CHECK(cudaGetLastError());
+    }
     if (tiles < 2) return;
     const std::int64_t warps = block_threads / 32;
     tile_join_kernel<T, O, R, S><<<static_cast<unsigned>((tiles + warps - 1) / warps), block_threads, 0, p.stream>>>(
@@ -1573,13 +1591,9 @@ void tile_reduce_as(const par_t& p, rows_view<const T> values, Keys keys, std::i
     constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items_for<T, I, Keys>();
     const std::int64_t tiles = (values.n + tile_rows - 1) / tile_rows;
     temp_buffer<tile_carry<S>> carry(p, tiles);
-    const tile_gaps gaps(p, values.n, M);
+    const tile_gaps gaps(p, values.n, M, Keys::empty_segments);
     temp_buffer<std::int64_t> edge_keys(p, Keys::loaded ? 0 : 2 * tiles);
-    if constexpr (!Keys::loaded) {
-        tile_edge_keys_kernel<<<grid_for(2 * tiles), block_threads, 0, p.stream>>>(keys, values.n, tile_rows, tiles,
-                                                                                  edge_keys.get());
-        SEGRED_CUDA_CHECK(cudaGetLastError());
-    }
+    if constexpr (!Keys::loaded) find_edge_keys(p, keys, values.n, tile_rows, tiles, edge_keys.get());
     auto kernel = tile_reduce_kernel<T, O, R, S, I, Keys>;
     constexpr std::size_t smem = tile_stage_bytes<T, I, Keys>();
     // Two stages may pass the default 48 KB of dynamic shared memory. Set on
