@@ -475,14 +475,15 @@ TYPED_TEST(CudaSortedReduce, FixedChunkedTiles) {
 // joined after. Chunks of C rows here hold: empty segments first; a segment
 // ending on the first chunk's last row and one filling the second exactly;
 // one that passes through two whole chunks; a long gap of empty segments
-// (the gap list) and a short one inside a chunk; 150 short segments (a lane
-// alone, or the warp past 16 rows; 32 segments a round) with empty ones
-// among them; segments starting and ending off 16-byte boundaries; a long
-// gap right before a chunk's first row; a giant segment through hundreds
-// of chunks (a join of three steps: 32 tiles, then 256 a step); empty
-// segments after the last row. With
-// 0 and 3 rows before the first offset and 5 after the last (keys -1 and
-// M), and offsets whose rows all lie before the first one. Unaligned values
+// and a short one inside a chunk; 150 short segments (a lane alone, or the
+// warp past 8 rows; 32 segments a round) with empty ones among them;
+// segments starting and ending off 16-byte boundaries; a long gap right
+// before a chunk's first row; a giant segment through hundreds of chunks
+// (a join of three steps: 32 tiles, then 256 a step; its chunk edges'
+// keys written by its warp); empty segments after the last row. With 0 and
+// 3 rows before the first offset and 5 after the last (keys -1 and M),
+// offsets whose rows all lie before the first one, and four segments over
+// 400 chunks (their chunk edges' keys written by two warps). Unaligned values
 // (shifted) take the tile kernels instead, on the same input. Sum, argmax,
 // an accumulated mean with counts; then over values with NaN with a
 // constant fill, max, count, and for floating-point values variance and
@@ -556,6 +557,14 @@ TYPED_TEST(CudaSortedReduce, StreamedLongSegments) {
             streamed_case<form::offsets, T>(g, starts_input<form::offsets, I>({0, 0}, 0, 5000), shifted);
         }
         const i64 C = 16384 / static_cast<i64>(sizeof(T));
+        {
+            // Over 256 chunks of one group of 32 segments: two warps write
+            // the chunks' edge keys, every other 32 chunks each.
+            SCOPED_TRACE("a few long segments");
+            const std::vector<i64> few = {300 * C + 17, 0, 2 * C + 5, 100 * C + 3};
+            streamed_case<form::offsets, T>(g, starts_input<form::offsets, I>(few, 402 * C + 25, 3), shifted);
+            streamed_case<form::lengths, T>(g, starts_input<form::lengths, I>(few, 402 * C + 25, 0), shifted);
+        }
         for (i64 size : {i64(512), i64(1000), C + 3, 3 * C + 1, 7 * C + 5}) {
             SCOPED_TRACE("fixed size " + std::to_string(size) + (shifted ? ", unaligned" : ""));
             segtest::seg_input<I> f;

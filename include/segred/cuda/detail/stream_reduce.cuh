@@ -15,13 +15,18 @@
 // edges leave partial states in the tile carries, which tile_join_kernel
 // joins in chunk order, so results are the same on every run.
 //
-// Empty segments are written by the chunk whose first row follows them (the
-// last chunk writes those after its last row), short runs of them inline,
-// long ones through the gap list, as in the tile kernel.
+// Segments from starts are walked first, a lane a segment
+// (stream_walk_starts_kernel): it writes the keys of the chunk edges that
+// fall in its segment, and the empty value of an empty one. That took the
+// place of a binary search of the starts for each chunk edge (a chain of
+// dependent loads), of the chunks' writing of the empty segments before
+// them and of the gap list's fill. Fixed segments are never empty and
+// their edge keys are a division.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -87,25 +92,74 @@ __device__ void fold_span(const T* data, std::int64_t b, std::int64_t e, const R
     }
 }
 
-// Chunk c = rows [c * C, ...) a warp. edge_keys: the keys of each chunk's
-// first and last rows (find_edge_keys). A segment's piece in the
-// chunk is written where the segment lies wholly in it, else left in
-// carry[c]: head (it began in an earlier chunk; with passes set, it also
-// goes on past this one) or tail (it begins here and goes on).
+// Starts: for each segment s of [-1, M] (-1 the rows before starts[0], M
+// those from starts[M]), a lane: the keys of the chunk edges among its rows
+// into edge_keys (2c: the key of chunk c's first row, 2c + 1 of its last),
+// and the empty value of s if it is an empty segment. Warp g of `groups`
+// takes segments 32g - 1 to 32g + 30, and `parts` warps do (g + part *
+// groups): each writes every parts-th of a segment's chunk edges, lane by
+// lane, or where that is more than 32 for one lane, the whole warp's lanes
+// write them in turn. A few long segments (64 of 2^20 rows: 31 in one warp)
+// would otherwise hold one warp for all their thousands of stores, and one
+// giant among many short ones one lane.
+template <class T, class O, class R, class J>
+SEGRED_KERNEL void __launch_bounds__(block_threads)
+    stream_walk_starts_kernel(start_keys<J, false> keys, std::int64_t n, std::int64_t M, rows_view<O> out, R r,
+                              options opts, std::int64_t* edge_keys, std::int64_t groups, std::int64_t parts) {
+    constexpr std::int64_t C = stream_chunk_rows<T>;
+    const int lane = threadIdx.x % 32;
+    const std::int64_t warp = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    if (warp >= groups * parts) return;  // whole warps: the ballot below
+    const std::int64_t part = warp / groups, s = warp % groups * 32 + lane - 1;
+    auto mark = [&](std::int64_t c, std::int64_t sm, std::int64_t b, std::int64_t e) {
+        const std::int64_t lo = c * C, hi = lo + C < n ? lo + C : n;
+        if (lo >= b) edge_keys[2 * c] = sm;
+        if (hi <= e) edge_keys[2 * c + 1] = sm;
+    };
+    std::int64_t b = 0, e = 0;
+    if (s <= M) {
+        b = s < 0 ? 0 : keys.start(s);
+        e = s < M ? keys.start(s + 1) : n;
+        if (part == 0 && s >= 0 && s < M && b == e) write_empty_segment<T>(r, opts, out, s);
+    }
+    // The chunks holding rows of s: [c0, c1); this warp's share of them.
+    const std::int64_t c0 = b / C, c1 = b < e ? (e - 1) / C + 1 : c0;
+    const bool many = c1 - c0 > 32 * parts;
+    if (!many)
+        for (std::int64_t c = c0 + part; c < c1; c += parts) mark(c, s, b, e);
+    for (unsigned wide = __ballot_sync(0xffffffffu, many); wide != 0; wide &= wide - 1) {
+        const int j = __ffs(wide) - 1;
+        const std::int64_t sj = __shfl_sync(0xffffffffu, s, j), bj = __shfl_sync(0xffffffffu, b, j);
+        const std::int64_t ej = __shfl_sync(0xffffffffu, e, j), c0j = __shfl_sync(0xffffffffu, c0, j);
+        const std::int64_t c1j = __shfl_sync(0xffffffffu, c1, j);
+        for (std::int64_t c = c0j + part * 32 + lane; c < c1j; c += parts * 32) mark(c, sj, bj, ej);
+    }
+}
+
+// Chunk c = rows [c * C, ...) a warp. edge_keys (searched keys): the keys
+// of each chunk's first and last rows (stream_walk_starts_kernel); other
+// keys are computed here. A segment's piece in the chunk is written where
+// the segment lies wholly in it, else left in carry[c]: head (it began in
+// an earlier chunk; with passes set, it also goes on past this one) or tail
+// (it begins here and goes on). Empty segments are written before.
 template <class T, class O, class R, class S, class Keys>
 SEGRED_KERNEL void __launch_bounds__(stream_threads)
     stream_reduce_kernel(rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, R r, options opts,
-                         std::int64_t chunks, const std::int64_t* edge_keys, tile_carry<S>* carry, gap_list gaps) {
+                         std::int64_t chunks, const std::int64_t* edge_keys, tile_carry<S>* carry) {
     constexpr std::int64_t C = stream_chunk_rows<T>;
     const int lane = threadIdx.x % 32;
     const std::int64_t c = std::int64_t(blockIdx.x) * (stream_threads / 32) + threadIdx.x / 32;
     if (c >= chunks) return;
     const std::int64_t n = values.n, lo = c * C, hi = lo + C < n ? lo + C : n;
-    const std::int64_t k_first = edge_keys[2 * c], k_last = edge_keys[2 * c + 1];
+    std::int64_t k_first, k_last;
+    if constexpr (Keys::searched) {
+        k_first = edge_keys[2 * c];
+        k_last = edge_keys[2 * c + 1];
+    } else {
+        k_first = keys.first(lo);
+        k_last = keys.first(hi - 1);
+    }
     if (lane == 0) {
-        const std::int64_t before = c > 0 ? edge_keys[2 * c - 1] : -1;  // the key of row lo - 1
-        if (k_first != before) write_empty_range<T>(r, opts, out, M, before, k_first, gaps);
-        if (hi == n) write_empty_range<T>(r, opts, out, M, k_last, M, gaps);
         // The last segment goes on past the chunk: from a tail here, or
         // passing through from an earlier chunk.
         const bool goes_on = hi < n && key_in_range(k_last, M) && keys.bound(k_last) > hi;
@@ -121,7 +175,7 @@ SEGRED_KERNEL void __launch_bounds__(stream_threads)
         } else if (goes_on) {
             carry[c].tail = st;
             carry[c].tail_rows = rows;
-        } else {
+        } else if (rows > 0) {  // (an empty one is written)
             write_segment<T>(r, opts, out, s, 0, st, rows);
         }
     };
@@ -182,15 +236,24 @@ void stream_reduce_as(const par_t& p, rows_view<const T> values, Keys keys, std:
     constexpr std::int64_t C = stream_chunk_rows<T>;
     const std::int64_t chunks = (values.n + C - 1) / C;
     temp_buffer<tile_carry<S>> carry(p, chunks);
-    const tile_gaps gaps(p, values.n, M, Keys::empty_segments);
-    temp_buffer<std::int64_t> edge_keys(p, 2 * chunks);
-    find_edge_keys(p, keys, values.n, C, chunks, edge_keys.get());
+    temp_buffer<std::int64_t> edge_keys(p, Keys::searched ? 2 * chunks : 0);
+    if constexpr (Keys::searched) {
+        // Parts enough for a warp to write about 256 chunks' edges of the
+        // segments it holds (8 a lane where they are spread).
+        const std::int64_t groups = (M + 2 + 31) / 32;
+        const std::int64_t parts = std::max<std::int64_t>(1, (chunks + 256 * groups - 1) / (256 * groups));
+        const std::int64_t warps_per_block = block_threads / 32;
+        stream_walk_starts_kernel<T><<<static_cast<unsigned>((groups * parts + warps_per_block - 1) / warps_per_block),
+                                       block_threads, 0, p.stream>>>(keys, values.n, M, out, r, opts, edge_keys.get(),
+                                                                     groups, parts);
+        SEGRED_CUDA_CHECK(cudaGetLastError());
+    }
     constexpr std::int64_t warps = stream_threads / 32;
     stream_reduce_kernel<T, O, R, S, Keys><<<static_cast<unsigned>((chunks + warps - 1) / warps), stream_threads, 0,
                                              p.stream>>>(values, keys, M, out, r, opts, chunks, edge_keys.get(),
-                                                         carry.get(), gaps.list());
+                                                         carry.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
-    finish_tiles<T, O, R, S>(p, chunks, out, r, opts, carry.get(), gaps);
+    join_tiles<T, O, R, S>(p, chunks, out, r, opts, carry.get());
 }
 
 // Computed keys (fixed segments, starts): streamed where segments average

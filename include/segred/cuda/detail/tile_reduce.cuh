@@ -351,10 +351,16 @@ inline std::int64_t gap_capacity(std::int64_t n, std::int64_t M) {
     return std::min(M / (tile_gap_inline + 1) + 1, n + 2);
 }
 
+// Segment s has no rows: its empty value (identity, fill or NaN by options).
+template <class T, class O, class R>
+__device__ void write_empty_segment(const R& r, const options& opts, const rows_view<O>& out, std::int64_t s) {
+    using S = state_t<R, T>;
+    write_segment<T>(r, opts, out, s, 0, S(r.template init<T>()), 0);
+}
+
 template <class T, class O, class R>
 __device__ void write_empty_range(const R& r, const options& opts, const rows_view<O>& out, std::int64_t M,
                                   std::int64_t after, std::int64_t before, const gap_list& gaps) {
-    using S = state_t<R, T>;
     const std::int64_t s0 = after + 1 > 0 ? after + 1 : 0, s1 = before < M ? before : M;
     if (s1 - s0 > tile_gap_inline) {
         const unsigned long long g = atomicAdd(gaps.count, 1ull);
@@ -362,18 +368,17 @@ __device__ void write_empty_range(const R& r, const options& opts, const rows_vi
         gaps.ranges[2 * g + 1] = s1;
         return;
     }
-    for (std::int64_t s = s0; s < s1; ++s) write_segment<T>(r, opts, out, s, 0, S(r.template init<T>()), 0);
+    for (std::int64_t s = s0; s < s1; ++s) write_empty_segment<T>(r, opts, out, s);
 }
 
 template <class T, class O, class R>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
     fill_gaps_kernel(rows_view<O> out, R r, options opts, gap_list gaps) {
-    using S = state_t<R, T>;
     const unsigned long long count = *gaps.count;
     for (unsigned long long g = blockIdx.x; g < count; g += gridDim.x) {
         const std::int64_t s1 = gaps.ranges[2 * g + 1];
         for (std::int64_t s = gaps.ranges[2 * g] + threadIdx.x; s < s1; s += block_threads)
-            write_segment<T>(r, opts, out, s, 0, S(r.template init<T>()), 0);
+            write_empty_segment<T>(r, opts, out, s);
     }
 }
 
@@ -1078,9 +1083,8 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             }
             __shared__ typename tile_block_scan<I>::TempStorage key_scan_temp;
             derive_tile_keys<I>(stages[buf], keys, lo, static_cast<int>(hi - lo), tile_keys[0], tile_keys[1],
-                                key_scan_temp, [&](std::int64_t s) {
-                                    write_segment<T>(r, opts, out, s, 0, S(r.template init<T>()), 0);
-                                });
+                                key_scan_temp,
+                                [&](std::int64_t s) { write_empty_segment<T>(r, opts, out, s); });
         }
         const std::int64_t row0 = lo + std::int64_t(t) * tile_items;
         // This thread's rows are elements [0, count) of its part of the stage.
@@ -1489,13 +1493,67 @@ void find_edge_keys(const par_t& p, Keys keys, std::int64_t n, std::int64_t tile
 // long run took a step of dependent loads per 32 tiles (H200: a segment of
 // 13.5 million fp32 rows over 4096-row tiles, about 100 steps); eight a lane
 // from the first step would read eight carries for every run that ends in
-// the next tile.
+// the next tile. 32 a lane after the second step measured no faster on a run
+// over 8192 tiles and slower (0.93-0.95x) on 64 runs of 512 fp64 tiles.
 constexpr int join_tiles_a_lane = 8;
+
+// One step of a join: lane l takes tiles base + l * P to base + l * P + P - 1
+// and the run's heads among them are folded into acc and rows (in order
+// within a lane, by a fixed tree across lanes); true where the run ends in
+// this step. Every carry a lane may need is read before any is used, from a
+// clamped index: loads under a branch each went out one after another, so
+// a step cost P dependent loads whatever its width.
+template <int P, class T, class R, class S>
+__device__ bool join_step(const tile_carry<S>* carry, std::int64_t tiles, std::int64_t base, const R& r,
+                          S (&lanes)[32], std::int64_t (&lane_rows)[32], int lane, S& acc, std::int64_t& rows) {
+    const std::int64_t j0 = base + std::int64_t(lane) * P;
+    bool through[P];
+    S head[P];
+    std::int64_t head_rows[P];
+#pragma unroll
+    for (int u = 0; u < P; ++u) {
+        const tile_carry<S>& cj = carry[j0 + u < tiles ? j0 + u : tiles - 1];
+        const int passes = cj.passes;
+        through[u] = (j0 + u < tiles) & (passes != 0);
+        head[u] = cj.head;
+        head_rows[u] = cj.head_rows;
+    }
+    int stop = P;  // this lane's first tile where the run ends (or past the last tile)
+#pragma unroll
+    for (int u = P - 1; u >= 0; --u)
+        if (!through[u]) stop = u;
+    const unsigned stops = __ballot_sync(0xffffffffu, stop < P);
+    const int last = stops ? __ffs(stops) - 1 : 31;  // the lanes up to `last` hold the run
+    // This lane's tiles of the run: all below `last`, up to its stop at it.
+    const int upto = lane < last ? P : lane > last ? 0 : stop < P ? stop + 1 : P;
+    S part = r.template init<T>();
+    std::int64_t part_rows = 0;
+#pragma unroll
+    for (int u = 0; u < P; ++u) {
+        if (u < upto && j0 + u < tiles) {
+            r.combine(part, head[u]);
+            part_rows += head_rows[u];
+        }
+    }
+    lanes[lane] = part;
+    lane_rows[lane] = part_rows;
+    __syncwarp();
+    for (int w = 16; w > 0; w /= 2) {
+        if (lane < w) {
+            r.combine(lanes[lane], lanes[lane + w]);
+            lane_rows[lane] += lane_rows[lane + w];
+        }
+        __syncwarp();
+    }
+    r.combine(acc, lanes[0]);
+    rows += lane_rows[0];
+    __syncwarp();
+    return stops != 0;
+}
 
 // One warp per tile whose last run goes on: that run's tail, then the heads
 // of the tiles it passes through and of the tile where it ends, in steps
-// (above), combined in order within a lane, by a fixed tree across the
-// lanes and in order across steps.
+// (above), combined in order across steps.
 template <class T, class O, class R, class S>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
     tile_join_kernel(std::int64_t tiles, rows_view<O> out, R r, options opts, const tile_carry<S>* carry) {
@@ -1507,44 +1565,9 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     if (t0 >= tiles || carry[t0].tail_key < 0) return;
     S acc = carry[t0].tail;
     std::int64_t rows = carry[t0].tail_rows;
-    int per_lane = 1;
-    for (std::int64_t base = t0 + 1;; base += 32 * per_lane, per_lane = U) {
-        const std::int64_t j0 = base + lane * per_lane;
-        int stop = per_lane;  // this lane's first tile where the run ends (or past the last tile)
-#pragma unroll
-        for (int u = U - 1; u >= 0; --u) {
-            const std::int64_t j = j0 + u;
-            if (u < per_lane && (j >= tiles || !carry[j].passes)) stop = u;
-        }
-        const unsigned stops = __ballot_sync(0xffffffffu, stop < per_lane);
-        const int last = stops ? __ffs(stops) - 1 : 31;  // the lanes up to `last` hold the run
-        // This lane's tiles of the run: all below `last`, up to its stop at it.
-        const int upto = lane < last ? per_lane : lane > last ? 0 : stop < per_lane ? stop + 1 : per_lane;
-        S part = r.template init<T>();
-        std::int64_t part_rows = 0;
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const std::int64_t j = j0 + u;
-            if (u < upto && j < tiles) {
-                r.combine(part, carry[j].head);
-                part_rows += carry[j].head_rows;
-            }
-        }
-        lanes[warp][lane] = part;
-        lane_rows[warp][lane] = part_rows;
-        __syncwarp();
-        for (int w = 16; w > 0; w /= 2) {
-            if (lane < w) {
-                r.combine(lanes[warp][lane], lanes[warp][lane + w]);
-                lane_rows[warp][lane] += lane_rows[warp][lane + w];
-            }
-            __syncwarp();
-        }
-        r.combine(acc, lanes[warp][0]);
-        rows += lane_rows[warp][0];
-        __syncwarp();
-        if (stops) break;
-    }
+    bool ended = join_step<1, T>(carry, tiles, t0 + 1, r, lanes[warp], lane_rows[warp], lane, acc, rows);
+    for (std::int64_t base = t0 + 33; !ended; base += 32 * U)
+        ended = join_step<U, T>(carry, tiles, base, r, lanes[warp], lane_rows[warp], lane, acc, rows);
     if (lane == 0) write_segment<T>(r, opts, out, carry[t0].tail_key, 0, acc, rows);
 }
 
@@ -1556,7 +1579,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
 struct tile_gaps {
     tile_gaps(const par_t& p, std::int64_t n, std::int64_t M, bool possible)
         : capacity(possible ? gap_capacity(n, M) : 0), ranges(p, 2 * capacity), count(p, 1) {
-        SEGRED_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), p.stream));
+        if (possible) SEGRED_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), p.stream));
     }
     gap_list list() const { return {ranges.get(), count.get()}; }
     std::int64_t capacity;
@@ -1564,8 +1587,19 @@ struct tile_gaps {
     temp_buffer<unsigned long long> count;
 };
 
-// After a tile kernel: the listed gaps filled, and the runs that cross tile
-// edges joined from the tiles' carries.
+// After a tile or chunk kernel: the runs that cross tile edges joined from
+// the tiles' carries.
+template <class T, class O, class R, class S>
+void join_tiles(const par_t& p, std::int64_t tiles, rows_view<O> out, const R& r, const options& opts,
+                const tile_carry<S>* carry) {
+    if (tiles < 2) return;
+    const std::int64_t warps = block_threads / 32;
+    tile_join_kernel<T, O, R, S><<<static_cast<unsigned>((tiles + warps - 1) / warps), block_threads, 0, p.stream>>>(
+        tiles, out, r, opts, carry);
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+}
+
+// After a tile kernel: the listed gaps filled, and the runs joined.
 template <class T, class O, class R, class S>
 void finish_tiles(const par_t& p, std::int64_t tiles, rows_view<O> out, const R& r, const options& opts,
                   const tile_carry<S>* carry, const tile_gaps& gaps) {
@@ -1575,11 +1609,7 @@ void finish_tiles(const par_t& p, std::int64_t tiles, rows_view<O> out, const R&
                                                                                                   gaps.list());
         SEGRED_CUDA_CHECK(cudaGetLastError());
     }
-    if (tiles < 2) return;
-    const std::int64_t warps = block_threads / 32;
-    tile_join_kernel<T, O, R, S><<<static_cast<unsigned>((tiles + warps - 1) / warps), block_threads, 0, p.stream>>>(
-        tiles, out, r, opts, carry);
-    SEGRED_CUDA_CHECK(cudaGetLastError());
+    join_tiles<T, O, R, S>(p, tiles, out, r, opts, carry);
 }
 
 // Reduce n > 0 one-column rows whose segments are given by row keys, with
