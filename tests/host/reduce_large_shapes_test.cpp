@@ -41,10 +41,10 @@ TYPED_TEST(ReduceLargeShapes, UnsortedIdsManySegments) {
         });
 }
 
-// 32 partitions of five fp32 columns (16384 ids each): the partition pass
-// writes its entries a cache line at a time (host/detail/line_streams.hpp;
-// one column at that scale is tested in line_streams_test.cpp).
-TYPED_TEST(ReduceLargeShapes, UnsortedIdsWidePartitionedByLines) {
+// 32 partitions of five fp32 columns (16384 ids each; the partitioned
+// scatter at two threads: one column at that scale is tested in
+// partitioned_scatter_test.cpp).
+TYPED_TEST(ReduceLargeShapes, UnsortedIdsWidePartitioned) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);

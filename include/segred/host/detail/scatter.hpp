@@ -24,7 +24,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "line_streams.hpp"
 #include "parallel.hpp"
 #include "prefetch.hpp"
 #include "segment_loops.hpp"
@@ -86,15 +85,27 @@ struct no_tally {
 
 // Many segments whose states do not fit in cache: a scatter straight into
 // them would miss the cache on nearly every row. Instead rows are first
-// partitioned by id range, stably (fixed row blocks count their rows per
-// partition; the blocks' slots are laid out in block order), carrying the
-// value (one column) or the row; then each partition folds its rows, in row
-// order, into a slice of states small enough to stay in cache. Each segment
-// thus sees exactly its rows in row order: the sequential result. With 32
-// partitions or more the partition pass writes its entries a cache line at
-// a time (line_streams.hpp), unless entries do not tile a line (24 bytes:
-// the row and an 8-byte value) or there is no SSE2; then one by one.
+// partitioned by id range, stably, carrying the value (one column) or the
+// row; then each partition folds its rows, in row order, into a slice of
+// states small enough to stay in cache. Each segment thus sees exactly its
+// rows in row order: the sequential result.
+//
+// The partition works a block of rows at a time (partition_block_bytes of
+// entries): it counts the block's rows per partition, then writes each row's
+// entry into the block's own region of the entries, grouped by partition.
+// The fold of partition q then reads its group from every block in block
+// order. So the ids are read from memory once (the count reads them a
+// second time from the cache), and the pass writes into one block's region
+// at a time, whose lines stay in cache while its streams fill them. A count
+// of the whole input first, with every partition's rows laid out in one
+// run, read the ids from memory twice and wrote dozens of streams across
+// the whole array, a line buffer each in L1 flushed with non-temporal
+// stores (on the 2-core development VM, 2^24 rows into 2^22 fp32 sums on
+// one thread: 115-123 ms against 73-77 now; regions of 512 KiB ran 0.9-1.0x
+// of 1 MiB ones).
 constexpr std::int64_t partition_bytes = std::int64_t(1) << 21;
+constexpr std::int64_t partition_block_bytes = std::int64_t(1) << 20;  // a 1 MiB L2
+constexpr std::int64_t min_one_thread_parts = 32;  // see scatter_segments
 
 // An entry carries the row only where the fold needs it: for wide rows (it
 // reads the row's columns) and for reducers that record the winning row. A
@@ -113,22 +124,17 @@ struct partition_entry<T, false> {
 
 // How the rows are partitioned: ids per partition, a power of two (a shift,
 // not a division, per row) whose states take about a quarter of
-// partition_bytes; and whether the partition pass writes its streams a line
-// at a time (line_streams.hpp: entries that tile a cache line, and enough
-// partitions for that to pay).
+// partition_bytes.
 template <class F>
 struct partition_plan {
     using State = typename F::state;
-    using T = typename F::value_type;
     int shift = 6;
     std::int64_t part_ids = 0, parts = 0;
-    bool with_row = false, by_lines = false;
+    bool with_row = false;
     partition_plan(std::int64_t M, std::int64_t width) : with_row(width != 1 || F::uses_row) {
         while ((std::int64_t(2) << shift) * static_cast<std::int64_t>(sizeof(State)) * width <= partition_bytes / 4) ++shift;
         part_ids = std::int64_t(1) << shift;
         parts = (M + part_ids - 1) / part_ids;
-        by_lines = parts >= min_line_streams && (with_row ? line_streams<partition_entry<T, true>>::fits
-                                                           : line_streams<partition_entry<T, false>>::fits);
     }
 };
 
@@ -151,62 +157,53 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
     using entry = partition_entry<T, WithRow>;
     const int shift = plan.shift;
     const std::int64_t part_ids = plan.part_ids, parts = plan.parts;
-    constexpr std::int64_t block_rows = std::int64_t(1) << 16;
+    constexpr std::int64_t block_rows = partition_block_bytes / static_cast<std::int64_t>(sizeof(entry));
     const std::int64_t blocks = (n + block_rows - 1) / block_rows;
-    // slot[b * parts + q]: where block b's rows of partition q go.
-    std::vector<std::int64_t> slot(static_cast<std::size_t>(blocks * parts), 0);
+    // Block b's rows of partition q: entries [group[b * (parts + 1) + q],
+    // group[b * (parts + 1) + q + 1]), inside its region from b * block_rows.
+    std::vector<std::int64_t> group(static_cast<std::size_t>(blocks * (parts + 1)));
+    const big_array<entry> entries = make_big_array<entry>(n);
     parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
-        std::int64_t* h = slot.data() + b * parts;
-        for (std::int64_t i = b * block_rows, hi = std::min(n, (b + 1) * block_rows); i < hi; ++i) {
+        const std::int64_t lo = b * block_rows, hi = std::min(n, lo + block_rows);
+        // Counted into four tallies, row i into tally i % 4: consecutive
+        // rows of one partition would otherwise chain each increment to the
+        // one before through memory.
+        std::vector<std::uint32_t> count(static_cast<std::size_t>(4 * parts), 0);
+        std::uint32_t* const c = count.data();
+        std::int64_t i = lo;
+        for (; i + 4 <= hi; i += 4)
+            for (std::int64_t u = 0; u < 4; ++u) {
+                const std::int64_t k = id_of(i + u);
+                if (k >= 0) ++c[u * parts + (k >> shift)];
+            }
+        for (; i < hi; ++i) {
             const std::int64_t k = id_of(i);
-            if (k >= 0) ++h[k >> shift];
+            if (k >= 0) ++c[k >> shift];
         }
-    });
-    std::vector<std::int64_t> part_start(static_cast<std::size_t>(parts) + 1, 0);
-    std::int64_t run = 0;
-    for (std::int64_t q = 0; q < parts; ++q) {
-        part_start[static_cast<std::size_t>(q)] = run;
-        for (std::int64_t b = 0; b < blocks; ++b) {
-            std::int64_t& h = slot[static_cast<std::size_t>(b * parts + q)];
-            const std::int64_t c = h;
-            h = run;
-            run += c;
+        std::int64_t* const g = group.data() + b * (parts + 1);
+        std::int64_t at = lo;
+        for (std::int64_t q = 0; q < parts; ++q) {
+            g[q] = at;
+            at += std::int64_t(c[q]) + c[parts + q] + c[2 * parts + q] + c[3 * parts + q];
         }
-    }
-    part_start[static_cast<std::size_t>(parts)] = run;
-    const big_array<entry> entries = make_big_array<entry>(run);
-    const bool by_lines = plan.by_lines && line_streams<entry>::aligned(entries.get());
-    parallel_chunks(p, blocks, 1, [&](std::int64_t b, std::int64_t) {
-        std::int64_t* next = slot.data() + b * parts;
-        const std::int64_t lo = b * block_rows, hi = std::min(n, (b + 1) * block_rows);
-        // The row's entry; values through locals, which the stores of the
-        // loops below cannot be taken to change.
+        g[parts] = at;
+        std::vector<std::int64_t> next_storage(g, g + parts);
+        std::int64_t* const next = next_storage.data();
+        // The row's entry; values through locals, which the stores below
+        // cannot be taken to change.
         const T* const values = folder.values.data;
         const std::int64_t stride = folder.values.width;
         const bool one_column = width == 1;
-        auto entry_of = [=](std::int64_t i, std::int64_t k, std::int64_t q) {
+        entry* const out = entries.get();
+        for (i = lo; i < hi; ++i) {
+            const std::int64_t k = id_of(i);
+            if (k < 0) continue;
+            const std::int64_t q = k >> shift;
             entry e{};
             if constexpr (WithRow) e.row = i;
             e.local = static_cast<std::uint32_t>(k - (q << shift));
             if (!WithRow || one_column) e.value = values[i * stride];
-            return e;
-        };
-        if (by_lines) {
-            line_streams<entry> out(entries.get(), next, parts);
-            for (std::int64_t i = lo; i < hi; ++i) {
-                const std::int64_t k = id_of(i);
-                if (k < 0) continue;
-                const std::int64_t q = k >> shift;
-                out.push(q, entry_of(i, k, q));
-            }
-            out.finish();
-            return;
-        }
-        for (std::int64_t i = lo; i < hi; ++i) {
-            const std::int64_t k = id_of(i);
-            if (k < 0) continue;
-            const std::int64_t q = k >> shift;
-            entries[static_cast<std::size_t>(next[q]++)] = entry_of(i, k, q);
+            out[next[q]++] = e;
         }
     });
     const state_array<State> states = make_states<State>(direct ? 0 : M * width);
@@ -216,17 +213,20 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
         const std::int64_t lo = q * part_ids, hi = std::min(M, lo + part_ids);
         State* st = all + lo * width;
         for (std::int64_t j = 0; j < (hi - lo) * width; ++j) st[j] = folder.init();
-        for (std::int64_t e = part_start[static_cast<std::size_t>(q)]; e < part_start[static_cast<std::size_t>(q) + 1]; ++e) {
-            const entry& x = entries[static_cast<std::size_t>(e)];
-            if constexpr (WithRow) {
-                if (width == 1)
-                    folder.update_value(st[x.local], x.value, x.row);
-                else
-                    folder.update(st + std::int64_t(x.local) * width, x.row);
-            } else {
-                folder.update_value(st[x.local], x.value, 0);  // the reducer ignores the row
+        for (std::int64_t b = 0; b < blocks; ++b) {
+            const std::int64_t* const g = group.data() + b * (parts + 1) + q;
+            for (std::int64_t e = g[0]; e < g[1]; ++e) {
+                const entry& x = entries[static_cast<std::size_t>(e)];
+                if constexpr (WithRow) {
+                    if (width == 1)
+                        folder.update_value(st[x.local], x.value, x.row);
+                    else
+                        folder.update(st + std::int64_t(x.local) * width, x.row);
+                } else {
+                    folder.update_value(st[x.local], x.value, 0);  // the reducer ignores the row
+                }
+                tally.add(lo + x.local, 1);
             }
-            tally.add(lo + x.local, 1);
         }
         if (!direct)
             for (std::int64_t s = lo; s < hi; ++s) emit(s, all + s * width, tally.rows(s));
@@ -539,20 +539,20 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
     // Many segments whose states exceed the cache: partition first, unless
     // ids mostly repeat their predecessor (then the owned-range loop folds
     // whole runs in a register and barely touches memory). One thread
-    // partitions only one column, and only where the partition pass writes
-    // by lines: with plain stores into its streams the pass and the fold
-    // cost more than the plain scatter's cache misses (on the 2-core VM,
-    // 2^24 rows into 2^20 or 2^21 float sums: 126 against 45 ms and 135-176
-    // against 96-158 ms; by lines into 2^22 or 2^24, 152-188 against 268-448
-    // ms and 160-195 against 278-508); and wide rows, read again in the
-    // fold, gained nothing measurable. Both shapes give each segment its
-    // rows in row order, so the choice -- unlike the choice of the block
-    // shape -- may depend on the thread count: not a bit changes.
+    // partitions only one column, and only from min_one_thread_parts
+    // partitions on: below, the states (8 MiB of fp32 sums at most) stay in
+    // the last-level cache and the plain scatter's misses cost less than the
+    // pass and the fold (on the 2-core VM, 2^24 rows into 2^20 / 2^21 fp32
+    // sums: 40 / 49 ms against 77 partitioned; into 2^22, 141 against 74);
+    // wide rows, read again in the fold, gained nothing measurable. Both
+    // shapes give each segment its rows in row order, so the choice --
+    // unlike the choice of the block shape -- may depend on the thread
+    // count: not a bit changes.
     const std::int64_t threads = thread_count(p);
     const bool repeats = repeat_share_above(0, n, 1, 2);
     const partition_plan<F> plan(M, width);
     if (static_cast<std::int64_t>(sizeof(State)) * span > partition_bytes && !repeats &&
-        (threads > 1 || (width == 1 && plan.by_lines))) {
+        (threads > 1 || (width == 1 && plan.parts >= min_one_thread_parts))) {
         partitioned_scatter<Tally>(p, n, M, width, plan, folder, id_of, emit, direct);
         return;
     }
