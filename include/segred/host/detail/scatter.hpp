@@ -209,6 +209,14 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
     const state_array<State> states = make_states<State>(direct ? 0 : M * width);
     State* const all = direct ? direct : states.get();
     Tally tally(M);
+    // Wide rows are read by the fold, each at a random place: their lines
+    // are asked for fold_ahead entries early.
+    constexpr std::int64_t fold_ahead = 16;
+    const std::int64_t row_bytes = width * static_cast<std::int64_t>(sizeof(T));
+    auto prefetch_row = [&](std::int64_t row) {
+        const char* const at = reinterpret_cast<const char*>(folder.values.row(row));
+        for (std::int64_t off = 0; off < row_bytes; off += 64) prefetch_read(at + off);
+    };
     parallel_chunks(p, parts, 1, [&](std::int64_t q, std::int64_t) {
         const std::int64_t lo = q * part_ids, hi = std::min(M, lo + part_ids);
         State* st = all + lo * width;
@@ -217,6 +225,8 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
             const std::int64_t* const g = group.data() + b * (parts + 1) + q;
             for (std::int64_t e = g[0]; e < g[1]; ++e) {
                 const entry& x = entries[static_cast<std::size_t>(e)];
+                if constexpr (WithRow)
+                    if (width != 1 && e + fold_ahead < g[1]) prefetch_row(entries[static_cast<std::size_t>(e + fold_ahead)].row);
                 if constexpr (WithRow) {
                     if (width == 1)
                         folder.update_value(st[x.local], x.value, x.row);
