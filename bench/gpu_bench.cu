@@ -314,6 +314,15 @@ inline std::vector<case_spec> all_cases() {
     // 3. Reducers.
     for (O op : {O::mean, O::max, O::argmax})
         for (const point& p : points) add(op, p.form, p.dist, p.param);
+    // Unsorted max and argmax on either side of three quarters of the L2
+    // (2^21 and 2^26 ids; 2^24 above): past it, rows partitioned into
+    // buckets of ids, each bucket's 8-byte keys in shared memory; skewed
+    // there (hot ids crowd one bucket; all equal: tiles added by the counting
+    // pass).
+    for (O op : {O::max, O::argmax}) {
+        for (std::int64_t M : {2 * Mi, 64 * Mi}) add(op, F::ids, D::uniform, M);
+        for (D d : {D::zipf, D::same}) add(op, F::ids, d, 16 * Mi);
+    }
 
     // 4. Value types, then 64-bit indices (sorted ids too: their path differs from offsets).
     for (value_kind vt : {value_kind::f16, value_kind::bf16, value_kind::f64})

@@ -409,7 +409,9 @@ void half_sorted_runs_case(segref::rng& g) {
 // registers (cp.async moves 4 bytes or more): 150000 rows of uniform ids
 // (partitioned) and then 150000 in runs of 1 to 20 equal ids (tiles the
 // counting pass adds itself), with ids 0 and M - 1 among them. Sums and
-// means (buckets of 2^15 and 2^14 ids).
+// means (buckets of 2^15 and 2^14 ids); min, max and argmax through the
+// bucketed keys (bucket_extremum.cuh: 8-byte keys made from 2-byte values,
+// buckets of 2^14 ids), values on a grid of 1/4 so that ties are common.
 template <class H>
 void bucketed_half_case(segref::rng& g) {
     const i64 n = 300000, M = (i64(1) << 24) + 3;
@@ -424,7 +426,7 @@ void bucketed_half_case(segref::rng& g) {
     std::vector<H> hv(static_cast<std::size_t>(n));
     std::vector<double> dv(hv.size());
     for (std::size_t e = 0; e < hv.size(); ++e) {
-        hv[e] = H(static_cast<float>(segref::uniform_real(g, -4, 4)));
+        hv[e] = H(static_cast<float>(segref::uniform_int(g, -16, 16)) / 4.0f);
         dv[e] = static_cast<double>(static_cast<float>(hv[e]));
     }
     auto d_ids = mem.to_device(ids);
@@ -432,9 +434,12 @@ void bucketed_half_case(segref::rng& g) {
     const segref::row_lists segs = segref::from_ids(ids.data(), M, n, false);
     half_reducer_case(hv, dv, by_ids, segs, segred::sum{}, segref::op::sum, false);
     half_reducer_case(hv, dv, by_ids, segs, segred::mean{}, segref::op::mean, false);
+    half_reducer_case(hv, dv, by_ids, segs, segred::min{}, segref::op::min, false);
+    half_reducer_case(hv, dv, by_ids, segs, segred::max{}, segref::op::max, false);
+    half_reducer_case(hv, dv, by_ids, segs, segred::argmax{}, segref::op::argmax, false);
 }
 
-TEST_F(CudaOps, HalfBucketedSums) {
+TEST_F(CudaOps, HalfBucketedReductions) {
     SEGRED_SEEDED_RNG(g);
     bucketed_half_case<__half>(g);
     bucketed_half_case<__nv_bfloat16>(g);

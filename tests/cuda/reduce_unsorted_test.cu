@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,30 @@ segtest::seg_input<I> rising_window(segref::rng& g, i64 n, i64 M) {
 
 constexpr int all_shapes = 6;  // shapes 0 to 5; 6 and 7 on request
 
+// The ids of shape `shape` (atomic_path_cases, below) for n rows into M
+// segments, and its name.
+template <class I>
+segtest::seg_input<I> shaped_ids(segref::rng& g, int shape, i64 n, i64 M) {
+    return shape == 0   ? segtest::large_unsorted<I>(g, n, M, true)
+           : shape == 1 ? segtest::large_repeating<I>(g, n, M, true)
+           : shape == 4 ? one_id<I>(g, n, M)
+           : shape == 5 ? crowded_ids<I>(g, n, M)
+           : shape == 6 ? runs_then_uniform<I>(g, n, M)
+           : shape == 7 ? rising_window<I>(g, n, M)
+                        : skewed_ids<I>(g, n, M, true, shape == 3);
+}
+
+inline std::string shape_name(int shape) {
+    return shape == 0   ? "uniform ids, 30% on one"
+           : shape == 1 ? "runs of equal ids"
+           : shape == 2 ? "skewed ids"
+           : shape == 3 ? "skewed ids, hot at M - 1"
+           : shape == 4 ? "every id M / 3"
+           : shape == 5 ? "eight ids on 10% each"
+           : shape == 6 ? "runs then uniform, by 5000 rows"
+                        : "rising window to M - 1";
+}
+
 // The atomic sum, mean and count kernels over widths 1, 4, 8, 12 and 64, odd
 // and 6 (a multiple of two only), with n rows and M segments for width 1 and
 // wide_n, wide_M for wider rows; values and out aligned and one element into
@@ -147,22 +172,8 @@ void atomic_path_cases(i64 n, i64 M, i64 wide_n, i64 wide_M, std::vector<int> sh
                 if (!asked || (aligned_only && shifted)) continue;
                 const i64 rows = width == 1 ? n : wide_n, segs = width == 1 ? M : wide_M;
                 SCOPED_TRACE("width " + std::to_string(width) + ", M = " + std::to_string(segs) +
-                             (shifted ? ", unaligned" : "") +
-                             (shape == 0   ? ", uniform ids, 30% on one"
-                              : shape == 1 ? ", runs of equal ids"
-                              : shape == 2 ? ", skewed ids"
-                              : shape == 3 ? ", skewed ids, hot at M - 1"
-                              : shape == 4 ? ", every id M / 3"
-                              : shape == 5 ? ", eight ids on 10% each"
-                              : shape == 6 ? ", runs then uniform, by 5000 rows"
-                                           : ", rising window to M - 1"));
-                const segtest::seg_input<I> s = shape == 0   ? segtest::large_unsorted<I>(g, rows, segs, true)
-                                                : shape == 1 ? segtest::large_repeating<I>(g, rows, segs, true)
-                                                : shape == 4 ? one_id<I>(g, rows, segs)
-                                                : shape == 5 ? crowded_ids<I>(g, rows, segs)
-                                                : shape == 6 ? runs_then_uniform<I>(g, rows, segs)
-                                                : shape == 7 ? rising_window<I>(g, rows, segs)
-                                                             : skewed_ids<I>(g, rows, segs, true, shape == 3);
+                             (shifted ? ", unaligned" : "") + ", " + shape_name(shape));
+                const segtest::seg_input<I> s = shaped_ids<I>(g, shape, rows, segs);
                 const std::vector<T> v = segref::random_values<T>(g, rows * width, segref::value_kind::general);
                 segtest::trial_config c;
                 c.width = c.out_width = width;
@@ -244,6 +255,52 @@ TYPED_TEST(CudaUnsortedReduce, BucketedAccumulators) {
 TYPED_TEST(CudaUnsortedReduce, BucketedRunTiles) {
     atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(300000, (i64(1) << 24) + 3, 0, 0,
                                                                             {1, 6, 7}, true);
+}
+
+// Min, max and their args of one column into more 8-byte keys than the L2
+// holds (2^24 + 3 ids, 128 MiB): rows partitioned into buckets of 2^14 ids,
+// each bucket's keys kept in shared memory (bucket_extremum.cuh), the last
+// bucket holding 3 ids. Values with many ties, and 5% NaN for floats (a NaN
+// wins, and among equals the first row); six shapes of ids with 1% out of
+// range under drop, among them tiles the counting pass adds itself (runs,
+// one id, a rising window) beside tiles it partitions; 300000 rows make
+// three chunks of the keys' pass, one id's rows spanning all three. Max
+// with an arg out and accumulated into out; min with a constant fill.
+// Compare types of 4 bytes or less only: others take the sorted path.
+TYPED_TEST(CudaUnsortedReduce, BucketedExtremum) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    using segref::op;
+    if constexpr (sizeof(T) <= 4) {
+        SEGRED_SEEDED_RNG(g);
+        const segtest::device_memory mem;
+        const i64 n = 300000, M = (i64(1) << 24) + 3;
+        for (int shape : {0, 1, 2, 4, 6, 7}) {
+            SCOPED_TRACE("M = " + std::to_string(M) + ", " + shape_name(shape));
+            const segtest::seg_input<I> s = shaped_ids<I>(g, shape, n, M);
+            std::vector<T> v = segref::random_values<T>(g, n, segref::value_kind::ties);
+            if constexpr (std::is_floating_point<T>::value)
+                for (T& x : v)
+                    if (segref::coin(g, 0.05)) x = std::numeric_limits<T>::quiet_NaN();
+            segtest::trial_config c;
+            c.bounds = segred::bounds_policy::drop;
+            c.nan = std::is_floating_point<T>::value;
+            c.arg = true;
+            segtest::check_reduce<form::ids, T, I, T>(segred::cuda::par, segred::max{}, op::max, 0, c, s, v, g, mem);
+            c.arg = false;
+            c.accumulate = true;
+            segtest::check_reduce<form::ids, T, I, T>(segred::cuda::par, segred::max{}, op::max, 0, c, s, v, g, mem);
+            c.accumulate = false;
+            c.fill_mode = segref::fill::constant;
+            c.fill_value = -2.5;
+            segtest::check_reduce<form::ids, T, I, T>(segred::cuda::par, segred::min{}, op::min, 0, c, s, v, g, mem);
+            segtest::check_reduce<form::ids, T, I, std::int64_t>(segred::cuda::par, segred::argmax{}, op::argmax, 0,
+                                                                 c, s, v, g, mem);
+            segtest::check_reduce<form::ids, T, I, std::int64_t>(segred::cuda::par, segred::argmin{}, op::argmin, 0,
+                                                                 c, s, v, g, mem);
+            if (::testing::Test::HasFailure()) return;
+        }
+    }
 }
 
 // One column in shared memory from 64 to 5000 ids, where float sums take

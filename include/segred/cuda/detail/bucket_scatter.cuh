@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "../../core/numeric.hpp"
 #include "../../core/views.hpp"
@@ -125,8 +126,10 @@ constexpr int run_tile_sampled_rounds = 2;
 // marked in done[tile]; any other tile has its rows counted a bucket into
 // counts[b] (zeroed). Two blocks an SM (32 registers; a few spill in the
 // adding branch): with one, all ids equal and sorted ids took 1.03x to 1.5x
-// the time (H200).
-template <bool Sums, class T, class A, class SegOf>
+// the time (H200). RowAdd (void: sums and counts, merged into runs as
+// above) adds a tile's rows one by one instead: RowAdd::add(acc, id, value,
+// row).
+template <bool Sums, class T, class A, class SegOf, class RowAdd = void>
 SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
     bucket_count_kernel(rows_view<const T> values, SegOf seg_of, int shift, int buckets, unsigned* counts,
                         unsigned char* done, A* acc, count_sink sink) {
@@ -202,41 +205,76 @@ SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
             for (int j = 0; j < R; ++j) claim_in_bucket(h, k[j] >= 0 ? static_cast<unsigned>(k[j]) >> shift : no_bucket);
             continue;
         }
-        A x[R];
+        if constexpr (!std::is_void<RowAdd>::value) {
 #pragma unroll
-        for (int j = 0; j < R; ++j) x[j] = Sums && k[j] >= 0 ? segred::detail::convert<A>(values.data[row0 + j * 32]) : A(0);
-        std::int64_t carry_id = -1;
-        pair carry{A(0), 0};
+            for (int j = 0; j < R; ++j)
+                if (k[j] >= 0) RowAdd::add(acc, k[j], values.data[row0 + j * 32], row0 + j * 32);
+        } else {
+            A x[R];
 #pragma unroll
-        for (int j = 0; j < R; ++j)
-            merge_round<A>(k[j], pair{x[j], k[j] >= 0 ? 1 : 0}, carry_id, carry, temp[warp], add);
-        // The warps' open runs, in row order: one more round, by warp 0.
-        if (lane == 0) {
-            last_id[warp] = carry_id;
-            last_run[warp] = carry;
+            for (int j = 0; j < R; ++j) x[j] = Sums && k[j] >= 0 ? segred::detail::convert<A>(values.data[row0 + j * 32]) : A(0);
+            std::int64_t carry_id = -1;
+            pair carry{A(0), 0};
+#pragma unroll
+            for (int j = 0; j < R; ++j)
+                merge_round<A>(k[j], pair{x[j], k[j] >= 0 ? 1 : 0}, carry_id, carry, temp[warp], add);
+            // The warps' open runs, in row order: one more round, by warp 0.
+            if (lane == 0) {
+                last_id[warp] = carry_id;
+                last_run[warp] = carry;
+            }
+            __syncthreads();
+            if (warp == 0) {
+                __syncwarp();  // temp[0] is reused
+                std::int64_t id = -1;
+                pair run{A(0), 0};
+                merge_round<A>(last_id[lane], last_run[lane], id, run, temp[0], add);
+                if (lane == 0 && id >= 0) add(id, run.sum, run.count);
+            }
+            // last_id and last_run are written again only after the next
+            // tile's barrier, which warp 0 reaches after reading them.
         }
-        __syncthreads();
-        if (warp == 0) {
-            __syncwarp();  // temp[0] is reused
-            std::int64_t id = -1;
-            pair run{A(0), 0};
-            merge_round<A>(last_id[lane], last_run[lane], id, run, temp[0], add);
-            if (lane == 0 && id >= 0) add(id, run.sum, run.count);
-        }
-        // last_id and last_run are written again only after the next
-        // tile's barrier, which warp 0 reaches after reading them.
     }
     __syncthreads();
     for (int b = threadIdx.x; b < buckets; b += blockDim.x)
         if (h[b] != 0) atomicAdd(counts + b, h[b]);
 }
 
+// What pass 3 carries beside each row's 16-bit id, where Payload::carried:
+// Payload::make(value, row), a Payload::type. Sums carry the value; counts
+// alone nothing.
+template <class T, bool Carried>
+struct value_payload {
+    using type = T;
+    static constexpr bool carried = Carried;
+    __device__ static T make(const T& v, std::int64_t) { return v; }
+};
+
+// Pass 3 puts a tile's payloads in bucket order in shared memory, or, where
+// a payload is wider than the value (an 8-byte key from a 4-byte value),
+// the rows' 16-bit offsets in the tile, each payload then made as it is
+// written out: 16 KiB less a tile, so that two blocks fit an SM (H200, 2^26
+// uniform rows into 2^24 fp32 maxima: 0.81 ms for the pass against 1.08 with
+// the keys staged, one block an SM).
+template <class Payload, class T>
+constexpr bool stages_row_offsets = sizeof(typename Payload::type) > sizeof(T);
+
+// Shared memory a row of pass 3 takes: its id, and where carried, its
+// value and its payload or row offset.
+template <class Payload, class T>
+constexpr std::size_t partition_row_bytes() {
+    if (!Payload::carried) return sizeof(unsigned);
+    return sizeof(unsigned) + sizeof(T) +
+           (stages_row_offsets<Payload, T> ? sizeof(std::uint16_t) : sizeof(typename Payload::type));
+}
+
 // Pass 3: one tile of bucket_tile_rows rows a block into their buckets'
 // places (cursor[b]: the next free place of bucket b), as 16-bit ids within
-// the bucket and, for sums, the values. Shared memory: [buckets] counts, then
-// local firsts, then next free slots; [buckets] global minus local firsts;
-// the tile's ids in bucket order; its values in bucket order; its values in
-// row order (copied in by cp.async while the ids are counted).
+// the bucket and, where carried, the payloads. Shared memory: [buckets]
+// counts, then local firsts, then next free slots; [buckets] global minus
+// local firsts; the tile's ids in bucket order; its payloads in bucket
+// order; its values in row order (copied in by cp.async while the ids are
+// counted).
 //
 // Two blocks an SM (32 registers): a thread holds only its rows' ids across
 // the barriers, its values wait in shared memory, and each row claims its
@@ -246,11 +284,17 @@ SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
 // and values (64 registers, one block an SM) left the SM idle between phases
 // (H200, 2^26 uniform ids into 2^24 fp32 sums: issue slots 33% busy, DRAM at
 // 26% of its peak; this way the sums took 0.88x the time).
-template <bool Sums, class T, class SegOf>
+template <class Payload, class T, class SegOf>
 SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
     bucket_partition_kernel(rows_view<const T> values, SegOf seg_of, int shift, int buckets,
-                            const unsigned char* done, unsigned* cursor, std::uint16_t* part_ids, T* part_values) {
+                            const unsigned char* done, unsigned* cursor, std::uint16_t* part_ids,
+                            typename Payload::type* part_values) {
     if (done[blockIdx.x]) return;  // added by pass 1
+    using P = typename Payload::type;
+    constexpr bool Sums = Payload::carried;
+    constexpr bool by_row = stages_row_offsets<Payload, T>;
+    using staged_t = std::conditional_t<by_row, std::uint16_t, P>;
+    static_assert(bucket_tile_rows <= 65536, "row offsets in a tile are 16-bit");
     constexpr int R = bucket_tile_rows_per_thread;
     using scan_t = cub::BlockScan<unsigned, bucket_tile_threads, cub::BLOCK_SCAN_WARP_SCANS>;
     __shared__ typename scan_t::TempStorage scan_storage;
@@ -258,8 +302,8 @@ SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
     unsigned* first = reinterpret_cast<unsigned*>(shared_words);
     unsigned* delta = first + buckets;
     unsigned* tile_ids = delta + buckets;
-    T* tile_values = reinterpret_cast<T*>(tile_ids + bucket_tile_rows);
-    T* row_values = tile_values + bucket_tile_rows;
+    staged_t* tile_values = reinterpret_cast<staged_t*>(tile_ids + bucket_tile_rows);
+    T* row_values = reinterpret_cast<T*>(tile_values + bucket_tile_rows);
     for (int b = threadIdx.x; b < buckets; b += blockDim.x) first[b] = 0;
     const std::int64_t row0 = std::int64_t(blockIdx.x) * bucket_tile_rows;
     unsigned id[R];
@@ -302,7 +346,9 @@ SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
         const unsigned slot = claim_in_bucket(first, bucket_of(id[j], shift));
         if (id[j] == no_bucket) continue;
         tile_ids[slot] = id[j];
-        if (Sums) tile_values[slot] = row_values[j * bucket_tile_threads + threadIdx.x];
+        const int r = j * bucket_tile_threads + static_cast<int>(threadIdx.x);
+        if constexpr (by_row) tile_values[slot] = static_cast<std::uint16_t>(r);
+        else if (Sums) tile_values[slot] = Payload::make(row_values[r], row0 + r);
     }
     __syncthreads();
     const unsigned mask = (1u << shift) - 1u;
@@ -310,7 +356,31 @@ SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
         const unsigned k = tile_ids[q];
         const unsigned place = delta[k >> shift] + q;
         part_ids[place] = static_cast<std::uint16_t>(k & mask);
-        if (Sums) part_values[place] = tile_values[q];
+        if constexpr (by_row) {
+            const unsigned r = tile_values[q];
+            part_values[place] = Payload::make(row_values[r], row0 + r);
+        } else if (Sums) {
+            part_values[place] = tile_values[q];
+        }
+    }
+}
+
+// Pass 4's walk over a block's chunk of partitioned rows, [lo, hi) (starts:
+// each bucket's first place, starts[buckets] the rows in all): f(b, r0, r1)
+// for each bucket b with rows [r0, r1) in the chunk, in order. The same in
+// every thread, so f may hold the block's barriers.
+template <class F>
+__device__ void for_each_bucket_in_chunk(const unsigned* starts, int buckets, std::int64_t lo, std::int64_t hi, F&& f) {
+    int b = 0, last = buckets - 1;  // the bucket of row lo: the first with starts[b + 1] > lo
+    while (b < last) {
+        const int mid = (b + last) / 2;
+        if (starts[mid + 1] > lo) last = mid;
+        else b = mid + 1;
+    }
+    for (; b < buckets && starts[b] < hi; ++b) {
+        const std::int64_t first_row = starts[b], end_row = starts[b + 1];
+        const std::int64_t r0 = lo > first_row ? lo : first_row, r1 = hi < end_row ? hi : end_row;
+        if (r0 < r1) f(b, r0, r1);
     }
 }
 
@@ -333,16 +403,7 @@ SEGRED_KERNEL void __launch_bounds__(bucket_sum_threads, 1)
     const std::int64_t lo = std::int64_t(blockIdx.x) * bucket_chunk_rows;
     if (lo >= total) return;
     const std::int64_t hi = lo + bucket_chunk_rows < total ? lo + bucket_chunk_rows : total;
-    int b = 0, last = buckets - 1;  // the bucket of row lo: the first with starts[b + 1] > lo
-    while (b < last) {
-        const int mid = (b + last) / 2;
-        if (starts[mid + 1] > lo) last = mid;
-        else b = mid + 1;
-    }
-    for (; b < buckets && starts[b] < hi; ++b) {
-        const std::int64_t first_row = starts[b], end_row = starts[b + 1];
-        const std::int64_t r0 = lo > first_row ? lo : first_row, r1 = hi < end_row ? hi : end_row;
-        if (r0 >= r1) continue;  // the same in every thread
+    for_each_bucket_in_chunk(starts, buckets, lo, hi, [&](int b, std::int64_t r0, std::int64_t r1) {
         for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
             if (Sums) sacc[e] = A(0);
             if (counts) scnt[e] = 0;
@@ -406,48 +467,51 @@ SEGRED_KERNEL void __launch_bounds__(bucket_sum_threads, 1)
             if (counts && scnt[e] != 0) counts.add(id0 + e, scnt[e]);
         }
         __syncthreads();  // the next bucket zeroes the cells
-    }
+    });
 }
 
 } // namespace SEGRED_ABI_NS
 
-// One column of values (Sums: added into acc; counts: rows counted where it
-// is set) through the passes above: launched, and true; false where
-// plan_buckets declines, and nothing done. Temporary storage: 2 + sizeof(T)
-// bytes a row (2 bytes a row for counts alone), 12 bytes a bucket and a byte
-// a tile of bucket_tile_rows rows.
-template <bool Sums, class T, class A, class SegOf>
-bool bucket_scatter(const par_t& p, rows_view<const T> values, SegOf seg_of, std::int64_t M, A* acc,
-                    count_sink counts) {
-    const bool counted = counts.wide != nullptr || counts.narrow != nullptr;
-    const auto sum_kernel = bucket_sum_kernel<Sums, T, A>;
-    const auto part_kernel = bucket_partition_kernel<Sums, T, SegOf>;
-    const std::size_t per_id = (Sums ? sizeof(A) : 0) + (counted ? sizeof(unsigned) : 0);
-    // The atomic path's accumulators: sums, and counts in 4- or 8-byte words.
-    const std::size_t footprint = static_cast<std::size_t>(M) * ((Sums ? sizeof(A) : 0) +
-                                                                  (counts.narrow != nullptr ? 4 * counts.step : 0) +
-                                                                  (counts.wide != nullptr ? 8 : 0));
-    const bucket_plan plan =
-        plan_buckets(values.n, M, per_id, footprint, std::min(bucket_shared_bytes, private_shared_limit(sum_kernel, true)),
-                     static_cast<std::size_t>(device_attribute(cudaDevAttrL2CacheSize)));
+// The rows partitioned by bucket (passes 1 to 3), for a pass 4 to reduce:
+// each bucket's first place (starts[buckets]: the rows in all), and each
+// row's 16-bit id within its bucket and payload, in bucket order.
+template <class P>
+struct bucketed_rows {
+    temp_buffer<unsigned> starts;
+    temp_buffer<std::uint16_t> ids;
+    temp_buffer<P> payloads;
+};
+
+// Passes 1 to 3 for `plan` (from plan_buckets): launched into `rows`, and
+// true; false where the tile pass's shared memory does not fit, and nothing
+// done. Tiles in runs are added by pass 1 (RowAdd, or as sums into acc and
+// counts into `counts` where RowAdd is void) and left out of `rows`.
+// Temporary storage: 2 + sizeof(payload) bytes a row, 12 bytes a bucket and
+// a byte a tile of bucket_tile_rows rows.
+template <class Payload, bool Sums, class RowAdd, class T, class A, class SegOf>
+bool partition_into_buckets(const par_t& p, rows_view<const T> values, SegOf seg_of, const bucket_plan& plan, A* acc,
+                            count_sink counts, bucketed_rows<typename Payload::type>& rows) {
+    using P = typename Payload::type;
+    const auto part_kernel = bucket_partition_kernel<Payload, T, SegOf>;
     const std::size_t tile_bytes = static_cast<std::size_t>(plan.buckets) * 2 * sizeof(unsigned) +
-                                   static_cast<std::size_t>(bucket_tile_rows) * (sizeof(unsigned) + (Sums ? 2 * sizeof(T) : 0));
+                                   static_cast<std::size_t>(bucket_tile_rows) * partition_row_bytes<Payload, T>();
     if (plan.buckets == 0 || tile_bytes > private_shared_limit(part_kernel, true)) return false;
     const std::int64_t n = values.n;
     const int buckets = static_cast<int>(plan.buckets);
-    temp_buffer<unsigned> bucket_rows(p, buckets + 1), starts(p, buckets + 1), cursor(p, buckets);
-    temp_buffer<std::uint16_t> part_ids(p, n);
-    temp_buffer<T> part_values(p, Sums ? n : 0);
+    temp_buffer<unsigned> bucket_rows(p, buckets + 1), cursor(p, buckets);
+    rows.starts = temp_buffer<unsigned>(p, buckets + 1);
+    rows.ids = temp_buffer<std::uint16_t>(p, n);
+    rows.payloads = temp_buffer<P>(p, Payload::carried ? n : 0);
     SEGRED_CUDA_CHECK(cudaMemsetAsync(bucket_rows.get(), 0, (buckets + 1) * sizeof(unsigned), p.stream));
     const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
     const std::int64_t tiles = (n + bucket_tile_rows - 1) / bucket_tile_rows;
     temp_buffer<unsigned char> tile_done(p, tiles);
-    bucket_count_kernel<Sums, T, A><<<static_cast<unsigned>(std::min<std::int64_t>(2 * sms, tiles)),
-                                      bucket_tile_threads, buckets * sizeof(unsigned), p.stream>>>(
+    bucket_count_kernel<Sums, T, A, SegOf, RowAdd><<<static_cast<unsigned>(std::min<std::int64_t>(2 * sms, tiles)),
+                                                     bucket_tile_threads, buckets * sizeof(unsigned), p.stream>>>(
         values, seg_of, plan.shift, buckets, bucket_rows.get(), tile_done.get(), acc, counts);
     SEGRED_CUDA_CHECK(cudaGetLastError());
     unsigned* const rows_in = bucket_rows.get();
-    unsigned* const starts_out = starts.get();
+    unsigned* const starts_out = rows.starts.get();
     cub_call(p, "cub::DeviceScan::ExclusiveSum", [&](void* t, std::size_t& bytes) {
         return cub::DeviceScan::ExclusiveSum(t, bytes, rows_in, starts_out, buckets + 1, p.stream);
     });
@@ -459,12 +523,35 @@ bool bucket_scatter(const par_t& p, rows_view<const T> values, SegOf seg_of, std
     SEGRED_CUDA_CHECK(
         cudaFuncSetAttribute(part_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
     part_kernel<<<static_cast<unsigned>(tiles), bucket_tile_threads, tile_bytes, p.stream>>>(
-        values, seg_of, plan.shift, buckets, tile_done.get(), cursor.get(), part_ids.get(), part_values.get());
+        values, seg_of, plan.shift, buckets, tile_done.get(), cursor.get(), rows.ids.get(), rows.payloads.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
+    return true;
+}
+
+// One column of values (Sums: added into acc; counts: rows counted where it
+// is set) through the passes above: launched, and true; false where
+// plan_buckets declines, and nothing done.
+template <bool Sums, class T, class A, class SegOf>
+bool bucket_scatter(const par_t& p, rows_view<const T> values, SegOf seg_of, std::int64_t M, A* acc,
+                    count_sink counts) {
+    const bool counted = counts.wide != nullptr || counts.narrow != nullptr;
+    const auto sum_kernel = bucket_sum_kernel<Sums, T, A>;
+    const std::size_t per_id = (Sums ? sizeof(A) : 0) + (counted ? sizeof(unsigned) : 0);
+    // The atomic path's accumulators: sums, and counts in 4- or 8-byte words.
+    const std::size_t footprint = static_cast<std::size_t>(M) * ((Sums ? sizeof(A) : 0) +
+                                                                  (counts.narrow != nullptr ? 4 * counts.step : 0) +
+                                                                  (counts.wide != nullptr ? 8 : 0));
+    const bucket_plan plan =
+        plan_buckets(values.n, M, per_id, footprint, std::min(bucket_shared_bytes, private_shared_limit(sum_kernel, true)),
+                     static_cast<std::size_t>(device_attribute(cudaDevAttrL2CacheSize)));
+    using payload = value_payload<T, Sums>;
+    bucketed_rows<T> rows;
+    if (!partition_into_buckets<payload, Sums, void>(p, values, seg_of, plan, acc, counts, rows)) return false;
     const std::size_t sum_bytes = (std::size_t(1) << plan.shift) * per_id;
     allow_dynamic_shared(sum_kernel, sum_bytes);
-    sum_kernel<<<static_cast<unsigned>((n + bucket_chunk_rows - 1) / bucket_chunk_rows), bucket_sum_threads, sum_bytes,
-                 p.stream>>>(part_ids.get(), part_values.get(), starts_out, plan.shift, buckets, M, acc, counts);
+    sum_kernel<<<static_cast<unsigned>((values.n + bucket_chunk_rows - 1) / bucket_chunk_rows), bucket_sum_threads,
+                 sum_bytes, p.stream>>>(rows.ids.get(), rows.payloads.get(), rows.starts.get(), plan.shift,
+                                        static_cast<int>(plan.buckets), M, acc, counts);
     SEGRED_CUDA_CHECK(cudaGetLastError());
     return true;
 }

@@ -2,12 +2,12 @@
 // unsorted ids by atomics, without sorting.
 //
 // Each (value, row) is packed into one 64-bit key whose unsigned order is the
-// reducer's order: the value's order-preserving 32 bits on top (inverted for
-// min; NaN above everything, as NaN wins), then the inverted row, so that
-// among equal values the lowest row wins. A segment's winner is then the
+// reducer's order (extremum_key.cuh). A segment's winner is then the
 // atomicMax of its keys: the same whatever order the atomics land in, so this
-// path is deterministic. Key 0 never comes from a row, so it marks an empty
-// segment. The output value is read back from the winning row.
+// path is deterministic. Key 0 marks an empty segment. The output value is
+// unpacked from the winning key, or read back from its row where the key
+// does not hold it (zeros and NaN). One column into more keys than the L2
+// holds partitions the rows by id first (bucket_extremum.cuh).
 //
 // Applies to compare types of at most 32 bits (float, fp16/bf16 through
 // float, integers up to 32 bits) and fewer than 2^32 - 1 rows; other cases,
@@ -23,6 +23,8 @@
 #include "../../core/finalize.hpp"
 #include "../../core/numeric.hpp"
 #include "../../core/reducers.hpp"
+#include "bucket_extremum.cuh"
+#include "extremum_key.cuh"
 #include "launch.cuh"
 #include "temp_buffer.cuh"
 
@@ -49,29 +51,6 @@ constexpr bool extremum_scatter_applies() {
 constexpr std::size_t shared_key_bytes = 32 * 1024;
 
 inline namespace SEGRED_ABI_NS {
-
-// Order-preserving 32 bits of a compare value (NaN: all ones; -0 as +0).
-template <class C>
-__device__ std::uint32_t ordered_bits(C c) {
-    if constexpr (std::is_floating_point<C>::value) {
-        if (c != c) return 0xffffffffu;
-        const float f = c == 0.0f ? 0.0f : static_cast<float>(c);
-        std::uint32_t b;
-        std::memcpy(&b, &f, sizeof b);
-        return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-    } else if constexpr (std::is_signed<C>::value) {
-        return static_cast<std::uint32_t>(static_cast<std::int32_t>(c)) ^ 0x80000000u;
-    } else {
-        return static_cast<std::uint32_t>(c);
-    }
-}
-
-template <bool Max, class C>
-__device__ unsigned long long extremum_key(C c, std::int64_t row) {
-    std::uint32_t top = ordered_bits(c);
-    if (!Max && top != 0xffffffffu) top = ~top;  // NaN stays on top for min too
-    return (static_cast<unsigned long long>(top) << 32) | (0xffffffffull - static_cast<unsigned long long>(row));
-}
 
 // Rows in a grid-stride loop over (row, column). Shared: block-private keys
 // first (M * F fits in shared memory), merged into global keys at the end.
@@ -118,8 +97,11 @@ SEGRED_KERNEL void finish_extremum_kernel(const unsigned long long* keys, std::i
         const unsigned long long key = keys[e];
         state_t<R, T> st = r.template init<T>();
         if (key != 0) {
-            const std::int64_t row = static_cast<std::int64_t>(0xffffffffull - (key & 0xffffffffull));
-            const C c = segred::detail::convert<C>(values(row, f));
+            const std::int64_t row = key_row(key);
+            // Unpacked where the key holds the value: a read at a random
+            // row costs a 32-byte sector for 4 bytes.
+            C c;
+            if (!key_value<extremum_kind<R>::is_max>(key, c)) c = segred::detail::convert<C>(values(row, f));
             if constexpr (R::has_arg) {
                 st.value = c;
                 st.row = row;
@@ -155,7 +137,7 @@ void extremum_scatter(const par_t& p, rows_view<const T> values, SegOf seg_of, s
                                       p.stream));
     const std::int64_t work = values.n * values.width;
     const std::size_t shared_bytes = static_cast<std::size_t>(cells) * sizeof(unsigned long long);
-    if (work > 0) {
+    if (work > 0 && !(values.width == 1 && bucket_extremum<is_max>(p, values, seg_of, M, keys.get()))) {
         if (shared_bytes <= shared_key_bytes)
             extremum_scatter_kernel<is_max, true, T><<<grid_for(work), block_threads, shared_bytes, p.stream>>>(
                 values, seg_of, cells, keys.get());
