@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -299,6 +300,60 @@ TYPED_TEST(CudaUnsortedReduce, BucketedExtremum) {
             segtest::check_reduce<form::ids, T, I, std::int64_t>(segred::cuda::par, segred::argmin{}, op::argmin, 0,
                                                                  c, s, v, g, mem);
             if (::testing::Test::HasFailure()) return;
+        }
+    }
+}
+
+class CudaExtremumBits : public segtest::CudaTest {};
+
+// The bits of the winners where a key does not hold them: float max and
+// min over -0, +0 and NaNs of four payloads only, on the bucketed path
+// (2^24 + 3 ids) and on the atomic one (70001 ids), against a sequential
+// loop. Among equal values the first row wins (-0 and +0 compare equal, so
+// a segment's first zero gives the sign), and the first NaN, with its
+// payload, beats everything; empty segments keep the fill's bits.
+TEST_F(CudaExtremumBits, ZerosAndNaNPayloads) {
+    SEGRED_SEEDED_RNG(g);
+    const segtest::device_memory mem;
+    const i64 n = 300000;
+    const std::uint32_t nans[] = {0x7fc00000u, 0x7fc00001u, 0xffc00002u, 0x7f800003u};
+    for (i64 M : {(i64(1) << 24) + 3, i64(70001)}) {
+        std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
+        std::vector<float> v(ids.size());
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            // Ids within a few thousand: most segments get several rows.
+            ids[i] = static_cast<std::int32_t>(segref::uniform_int(g, M / 2, M / 2 + 3000));
+            const std::uint32_t bits = segref::coin(g, 0.02) ? nans[segref::uniform_int(g, 0, 3)]
+                                       : segref::coin(g, 0.5) ? 0x80000000u : 0u;
+            std::memcpy(&v[i], &bits, sizeof bits);
+        }
+        const auto d_ids = mem.to_device(ids);
+        const auto d_v = mem.to_device(v);
+        for (bool is_max : {true, false}) {
+            SCOPED_TRACE(std::string(is_max ? "max" : "min") + ", M = " + std::to_string(M));
+            std::vector<float> want(static_cast<std::size_t>(M), 1.5f);
+            std::vector<char> seen(want.size(), 0);
+            for (std::size_t i = 0; i < ids.size(); ++i) {
+                float& w = want[static_cast<std::size_t>(ids[i])];
+                char& s = seen[static_cast<std::size_t>(ids[i])];
+                if (!s || (!std::isnan(w) && std::isnan(v[i]))) w = v[i];
+                s = 1;
+            }
+            auto d_out = mem.to_device(std::vector<float>(want.size(), 0.0f));
+            const auto vin = segred::rows(static_cast<const float*>(d_v.data()), n);
+            const auto by_ids = segred::ids(static_cast<const std::int32_t*>(d_ids.data()), M);
+            const auto out = segred::rows(d_out.data(), M);
+            const auto opts = segred::options{}.fill(1.5);
+            if (is_max) segred::accumarray(segred::cuda::par, vin, by_ids, out, segred::max{}, opts);
+            else segred::accumarray(segred::cuda::par, vin, by_ids, out, segred::min{}, opts);
+            const std::vector<float> got = mem.to_host(d_out);
+            i64 wrong = 0, first = -1;
+            for (i64 k = 0; k < M; ++k)
+                if (std::memcmp(&got[static_cast<std::size_t>(k)], &want[static_cast<std::size_t>(k)], sizeof(float)) != 0) {
+                    if (first < 0) first = k;
+                    ++wrong;
+                }
+            EXPECT_EQ(wrong, 0) << "first at segment " << first;
         }
     }
 }
