@@ -264,8 +264,11 @@ TYPED_TEST(CudaUnsortedReduce, BucketedRunTiles) {
 // bucket holding 3 ids. Values with many ties, and 5% NaN for floats (a NaN
 // wins, and among equals the first row); six shapes of ids with 1% out of
 // range under drop, among them tiles the counting pass adds itself (runs,
-// one id, a rising window) beside tiles it partitions; 300000 rows make
-// three chunks of the keys' pass, one id's rows spanning all three. Max
+// one id, a rising window) beside tiles it partitions, and hot buckets
+// whose rows the tile pass adds itself (30% on one id; skewed ids, a third
+// of the rows in the first bucket) beside buckets it writes out; 300000
+// rows make three chunks of the keys' pass, one id's rows spanning all
+// three. A mutant that leaves out the hot buckets' rows fails. Max
 // with an arg out and accumulated into out; min with a constant fill.
 // Compare types of 4 bytes or less only: others take the sorted path.
 TYPED_TEST(CudaUnsortedReduce, BucketedExtremum) {

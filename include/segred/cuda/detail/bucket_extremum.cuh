@@ -9,8 +9,10 @@
 // (H200, 2^26 uniform rows into 2^24 fp32 maxima: 202 GB/s of model bytes,
 // 0.05 of a copy, below torch's `scatter_reduce` by a plain atomic scatter).
 // Here every row's atomicMax lands in shared memory and each bucket's keys
-// reach device memory once, in order. The winner is the greatest key, so
-// this path gives the same bits as the atomic one.
+// reach device memory once, in order; rows of hot buckets (more than 1/64
+// of the rows: skewed ids) are added by the tile pass itself, into keys
+// that stay in the L2. The winner is the greatest key, so this path gives
+// the same bits as the atomic one.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -69,6 +71,7 @@ SEGRED_KERNEL void __launch_bounds__(bucket_sum_threads, 1)
     if (lo >= total) return;
     const std::int64_t hi = lo + bucket_chunk_rows < total ? lo + bucket_chunk_rows : total;
     for_each_bucket_in_chunk(starts, buckets, lo, hi, [&](int b, std::int64_t r0, std::int64_t r1) {
+        if (bucket_is_hot(starts, b, static_cast<unsigned>(total))) return;  // added by pass 3
         for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) cell[e] = 0;
         __syncthreads();
         constexpr int ahead = 8;
@@ -112,7 +115,8 @@ bool bucket_extremum(const par_t& p, rows_view<const T> values, SegOf seg_of, st
                      std::min(bucket_shared_bytes, private_shared_limit(kernel, true)),
                      static_cast<std::size_t>(device_attribute(cudaDevAttrL2CacheSize)));
     bucketed_rows<unsigned long long> rows;
-    if (!partition_into_buckets<rows_t, false, rows_t>(p, values, seg_of, plan, keys, count_sink{}, rows)) return false;
+    if (!partition_into_buckets<rows_t, false, rows_t, rows_t>(p, values, seg_of, plan, keys, count_sink{}, rows))
+        return false;
     const std::size_t bytes = (std::size_t(1) << plan.shift) * per_id;
     allow_dynamic_shared(kernel, bytes);
     kernel<<<static_cast<unsigned>((values.n + bucket_chunk_rows - 1) / bucket_chunk_rows), bucket_sum_threads, bytes,
