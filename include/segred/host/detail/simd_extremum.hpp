@@ -24,52 +24,74 @@ template <class A>
 constexpr bool has_simd_extremum = has_sse_lanes<A>;
 
 #if SEGRED_HOST_SSE2
-// Folds x[0, n) (n a multiple of Lanes) into Lanes interleaved lanes, value
-// i into lane i % Lanes, each lane starting from l[j]: the lanes the scalar
-// fold gives on numbers. Returns false, leaving l untouched, when any value
-// is NaN.
+// The fold of x[0, n) into Lanes lanes from `init` (value i into lane
+// i % Lanes, whole rounds first, then the last part round into the first
+// lanes) with the lanes then combined as the scalar fold combines them
+// (row_fold::fold_lanes: lane j with lane j + half, half = Lanes / 2 .. 1,
+// the later one taken when greater), all in registers: on numbers the
+// same bits as that fold, without its per-row and per-combine NaN tests.
+// False, and out untouched, when any value is NaN. Lanes: a power of two
+// of whole registers. `readable`: elements that may be read from x (at
+// least n); the part round reads a whole round where they allow.
 template <bool Max, int Lanes, class A>
-inline bool simd_extremum_lanes(const A* x, std::int64_t n, A* l) {
+inline bool simd_extremum_combined(const A* x, std::int64_t n, std::int64_t readable, A init, A& out) {
     using V = sse_lanes<A>;
+    using reg = typename V::reg;
     constexpr int regs = Lanes / V::width;
-    static_assert(regs >= 1 && Lanes % V::width == 0, "lanes fill whole registers");
-    typename V::reg acc[regs], bad = V::none();
-    for (int r = 0; r < regs; ++r) acc[r] = V::load(l + r * V::width);
-    for (std::int64_t i = 0; i < n; i += Lanes)
+    static_assert(regs >= 1 && Lanes % V::width == 0 && (regs & (regs - 1)) == 0, "a power of two of registers");
+    auto pick = [](reg later, reg l) { return Max ? V::max(later, l) : V::min(later, l); };
+    reg acc[regs], bad = V::none();
+    for (int r = 0; r < regs; ++r) acc[r] = V::splat(init);
+    const std::int64_t main = n / Lanes * Lanes;
+    auto round = [&](const A* p) {
         for (int r = 0; r < regs; ++r) {
-            const typename V::reg v = V::load(x + i + r * V::width);
+            const reg v = V::load(p + r * V::width);
             bad = V::either(bad, V::unordered(v));
-            acc[r] = Max ? V::max(v, acc[r]) : V::min(v, acc[r]);
+            acc[r] = pick(v, acc[r]);
         }
+    };
+    for (std::int64_t i = 0; i < main; i += Lanes) round(x + i);
+    if (main < n) {
+        // The part round, its missing lanes at init: picking init keeps a
+        // lane (it never passes init). Read whole where the rows after the
+        // range may be read (a round through a buffer costs a failed
+        // store-to-load forward).
+        if (main + Lanes <= readable) {
+            const __m128i rest = _mm_set1_epi32(static_cast<int>(n - main));
+            const reg fill = V::splat(init);
+            for (int r = 0; r < regs; ++r) {
+                const reg v = V::keep_below(V::load(x + main + r * V::width), rest, r * V::width, fill);
+                bad = V::either(bad, V::unordered(v));
+                acc[r] = pick(v, acc[r]);
+            }
+        } else {
+            A part[Lanes];
+            for (int j = 0; j < Lanes; ++j) part[j] = main + j < n ? x[main + j] : init;
+            round(part);
+        }
+    }
     if (V::any(bad)) return false;
-    for (int r = 0; r < regs; ++r) V::store(l + r * V::width, acc[r]);
+    for (int half = regs / 2; half >= 1; half /= 2)
+        for (int r = 0; r < half; ++r) acc[r] = pick(acc[r + half], acc[r]);
+    reg t = pick(V::upper_half(acc[0]), acc[0]);
+    if constexpr (V::width == 4) t = pick(V::second(t), t);
+    out = V::first(t);
     return true;
 }
 #else
 template <bool Max, int Lanes, class A>
-inline bool simd_extremum_lanes(const A*, std::int64_t, A*) {
+inline bool simd_extremum_combined(const A*, std::int64_t, std::int64_t, A, A&) {
     return false;
 }
 #endif
 
 // The extremum of x[0, n) for n >= 1 when no value is NaN (false when one
-// is). Which of two equal values (+0 and -0) it returns is unspecified: the
-// arg fold only compares against it.
+// is), `readable` as for simd_extremum_combined. Which of two equal values
+// (+0 and -0) it returns is unspecified: the arg fold only compares
+// against it.
 template <bool Max, class A>
-inline bool simd_extremum_of(const A* x, std::int64_t n, A& out) {
-    constexpr int Lanes = 8;
-    A l[Lanes];
-    const std::int64_t main = n / Lanes * Lanes;
-    for (int j = 0; j < Lanes; ++j) l[j] = x[0];
-    if (!simd_extremum_lanes<Max, Lanes>(x, main, l)) return false;
-    A m = l[0];
-    for (int j = 1; j < Lanes; ++j) m = Max ? (l[j] > m ? l[j] : m) : (l[j] < m ? l[j] : m);
-    for (std::int64_t i = main; i < n; ++i) {
-        if (x[i] != x[i]) return false;
-        m = Max ? (x[i] > m ? x[i] : m) : (x[i] < m ? x[i] : m);
-    }
-    out = m;
-    return true;
+inline bool simd_extremum_of(const A* x, std::int64_t n, std::int64_t readable, A& out) {
+    return simd_extremum_combined<Max, 8>(x, n, readable, x[0], out);
 }
 
 } // namespace host_detail

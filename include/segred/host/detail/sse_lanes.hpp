@@ -81,6 +81,15 @@ template <> struct sse_lanes<float> {
     // p[0], p[stride], p[2 stride], p[3 stride].
     static reg gather(const float* p, int stride) { return _mm_setr_ps(p[0], p[stride], p[2 * stride], p[3 * stride]); }
     // Four interleaved partial states l0..l3 (one register) combined as
+    // v's lanes for rows i, i + 1, .. below `len` (every lane of len alike),
+    // `other`'s past them.
+    static reg keep_below(reg v, __m128i len, int i, reg other) {
+        const reg in = _mm_castsi128_ps(_mm_cmpgt_epi32(len, _mm_setr_epi32(i, i + 1, i + 2, i + 3)));
+        return _mm_or_ps(_mm_and_ps(in, v), _mm_andnot_ps(in, other));
+    }
+    // Lanes 2, 3 in lanes 0, 1; lane 1 in lane 0.
+    static reg upper_half(reg v) { return _mm_movehl_ps(v, v); }
+    static reg second(reg v) { return _mm_shuffle_ps(v, v, 1); }
     // (l0 + l2) + (l1 + l3), in lane 0.
     static reg lane4_total(const reg* l) {
         const reg h = _mm_add_ps(l[0], _mm_movehl_ps(l[0], l[0]));
@@ -129,6 +138,11 @@ template <> struct sse_lanes<double> {
         }
     }
     static reg gather(const double* p, int stride) { return _mm_setr_pd(p[0], p[stride]); }
+    static reg upper_half(reg v) { return _mm_unpackhi_pd(v, v); }  // lane 1 in lane 0
+    static reg keep_below(reg v, __m128i len, int i, reg other) {  // both 32-bit halves of a lane alike
+        const reg in = _mm_castsi128_pd(_mm_cmpgt_epi32(len, _mm_setr_epi32(i, i, i + 1, i + 1)));
+        return _mm_or_pd(_mm_and_pd(in, v), _mm_andnot_pd(in, other));
+    }
     static reg lane4_total(const reg* l) {  // l[0] holds l0, l1 and l[1] holds l2, l3
         const reg h = _mm_add_pd(l[0], l[1]);
         return _mm_add_sd(h, _mm_unpackhi_pd(h, h));
