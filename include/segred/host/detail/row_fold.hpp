@@ -182,7 +182,7 @@ struct row_fold {
         for (std::int64_t b = k0; b < k1; b += block) {
             const std::int64_t e = std::min(b + block, k1);
             T m;
-            if (!simd_extremum_of<Max>(x + b, e - b, values.n - b, m)) {
+            if (!simd_extremum_of<Max>(x + b, e - b, m)) {
                 for (std::int64_t k = b; k < e; ++k) update_one(a, k);
                 continue;
             }
