@@ -287,9 +287,10 @@ constexpr std::size_t partition_row_bytes() {
 // places (cursor[b]: the next free place of bucket b), as 16-bit ids within
 // the bucket and, where carried, the payloads. Shared memory: [buckets]
 // counts, then local firsts, then next free slots; [buckets] global minus
-// local firsts; the tile's ids in bucket order; its payloads in bucket
-// order; its values in row order (copied in by cp.async while the ids are
-// counted).
+// local firsts; the tile's ids in bucket order; its payloads (or row
+// offsets, stages_row_offsets) in bucket order; its values in row order
+// (copied in by cp.async while the ids are counted); with HotAdd, a byte a
+// bucket saying whether it is hot.
 //
 // Two blocks an SM (32 registers): a thread holds only its rows' ids across
 // the barriers, its values wait in shared memory, and each row claims its
