@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -262,15 +263,19 @@ TYPED_TEST(CudaUnsortedReduce, BucketedRunTiles) {
 // holds (2^24 + 3 ids, 128 MiB): rows partitioned into buckets of 2^14 ids,
 // each bucket's keys kept in shared memory (bucket_extremum.cuh), the last
 // bucket holding 3 ids. Values with many ties, and 5% NaN for floats (a NaN
-// wins, and among equals the first row); six shapes of ids with 1% out of
+// wins, and among equals the first row); seven shapes of ids with 1% out of
 // range under drop, among them tiles the counting pass adds itself (runs,
 // one id, a rising window) beside tiles it partitions, and hot buckets
 // whose rows the tile pass adds itself (30% on one id; skewed ids, a third
 // of the rows in the first bucket) beside buckets it writes out; 300000
 // rows make three chunks of the keys' pass, one id's rows spanning all
-// three. A mutant that leaves out the hot buckets' rows fails. Max
-// with an arg out and accumulated into out; min with a constant fill.
-// Compare types of 4 bytes or less only: others take the sorted path.
+// three. Eight ids on 10% each are few distinct ids in no runs: the atomic
+// kernel adds them, the passes finding nothing to do (CudaDistinctSample
+// shows which shapes go which way). A mutant that leaves out the hot
+// buckets' rows fails, and one whose atomic kernel does nothing where the
+// sample sends the rows to it. Max with an arg out and
+// accumulated into out; min with a constant fill. Compare types of 4 bytes
+// or less only: others take the sorted path.
 TYPED_TEST(CudaUnsortedReduce, BucketedExtremum) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
@@ -279,7 +284,7 @@ TYPED_TEST(CudaUnsortedReduce, BucketedExtremum) {
         SEGRED_SEEDED_RNG(g);
         const segtest::device_memory mem;
         const i64 n = 300000, M = (i64(1) << 24) + 3;
-        for (int shape : {0, 1, 2, 4, 6, 7}) {
+        for (int shape : {0, 1, 2, 4, 5, 6, 7}) {
             SCOPED_TRACE("M = " + std::to_string(M) + ", " + shape_name(shape));
             const segtest::seg_input<I> s = shaped_ids<I>(g, shape, n, M);
             std::vector<T> v = segref::random_values<T>(g, n, segref::value_kind::ties);
@@ -310,22 +315,25 @@ TYPED_TEST(CudaUnsortedReduce, BucketedExtremum) {
 class CudaExtremumBits : public segtest::CudaTest {};
 
 // The bits of the winners where a key does not hold them: float max and
-// min over -0, +0 and NaNs of four payloads only, on the bucketed path
-// (2^24 + 3 ids) and on the atomic one (70001 ids), against a sequential
-// loop. Among equal values the first row wins (-0 and +0 compare equal, so
-// a segment's first zero gives the sign), and the first NaN, with its
-// payload, beats everything; empty segments keep the fill's bits.
+// min over -0, +0 and NaNs of four payloads only, against a sequential
+// loop, on the bucketed path (2^24 + 3 ids, rows on 200000 of them: 1.5
+// rows a segment, more distinct ids than the sample sends to the atomic
+// kernel), on the atomic kernel past the L2 (2^24 + 3 ids, rows on 3000 of
+// them) and below it (70001 ids). Among equal values the first row wins (-0
+// and +0 compare equal, so a segment's first zero gives the sign), and the
+// first NaN, with its payload, beats everything; empty segments keep the
+// fill's bits.
 TEST_F(CudaExtremumBits, ZerosAndNaNPayloads) {
     SEGRED_SEEDED_RNG(g);
     const segtest::device_memory mem;
     const i64 n = 300000;
     const std::uint32_t nans[] = {0x7fc00000u, 0x7fc00001u, 0xffc00002u, 0x7f800003u};
-    for (i64 M : {(i64(1) << 24) + 3, i64(70001)}) {
+    const std::pair<i64, i64> cases[] = {{(i64(1) << 24) + 3, 200000}, {(i64(1) << 24) + 3, 3000}, {70001, 3000}};
+    for (const auto& [M, span] : cases) {
         std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
         std::vector<float> v(ids.size());
         for (std::size_t i = 0; i < ids.size(); ++i) {
-            // Ids within a few thousand: most segments get several rows.
-            ids[i] = static_cast<std::int32_t>(segref::uniform_int(g, M / 2, M / 2 + 3000));
+            ids[i] = static_cast<std::int32_t>(segref::uniform_int(g, M / 2, M / 2 + span - 1));
             const std::uint32_t bits = segref::coin(g, 0.02) ? nans[segref::uniform_int(g, 0, 3)]
                                        : segref::coin(g, 0.5) ? 0x80000000u : 0u;
             std::memcpy(&v[i], &bits, sizeof bits);
@@ -333,7 +341,8 @@ TEST_F(CudaExtremumBits, ZerosAndNaNPayloads) {
         const auto d_ids = mem.to_device(ids);
         const auto d_v = mem.to_device(v);
         for (bool is_max : {true, false}) {
-            SCOPED_TRACE(std::string(is_max ? "max" : "min") + ", M = " + std::to_string(M));
+            SCOPED_TRACE(std::string(is_max ? "max" : "min") + ", M = " + std::to_string(M) + ", ids on " +
+                         std::to_string(span));
             std::vector<float> want(static_cast<std::size_t>(M), 1.5f);
             std::vector<char> seen(want.size(), 0);
             for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -358,6 +367,91 @@ TEST_F(CudaExtremumBits, ZerosAndNaNPayloads) {
                 }
             EXPECT_EQ(wrong, 0) << "first at segment " << first;
         }
+    }
+}
+
+class CudaDistinctSample : public segtest::CudaTest {};
+
+// The sample's counters and verdict for `ids` into M segments (one column,
+// ids under drop), asking for fewer distinct ids than few_share of the
+// sampled rows, in no runs (more than a quarter of them starting one).
+segred::cuda::detail::distinct_tally sample_of(const std::vector<std::int32_t>& ids, i64 M, double few_share) {
+    namespace cd = segred::cuda::detail;
+    const segtest::device_memory mem;
+    const auto d_ids = mem.to_device(ids);
+    const auto seg = segred::ids(static_cast<const std::int32_t*>(d_ids.data()), M);
+    cd::distinct_tally t{};
+    const cd::distinct_sample sample(segred::cuda::par, cd::segment_of_row<decltype(seg)>{seg},
+                                     static_cast<i64>(ids.size()), cd::distinct_question{few_share, 4});
+    segtest::cuda_ok(cudaStreamSynchronize(segred::cuda::par.stream), "sample");
+    segtest::cuda_ok(cudaMemcpy(&t, sample.tally(), sizeof t, cudaMemcpyDeviceToHost), "tally");
+    return t;
+}
+
+// The sample that sends the bucketed extremum's rows to the atomic kernel
+// (distinct_sample.cuh), against the distinct ids and runs counted on the
+// host. 100000 rows are all sampled (any card's L2 holds a sector for each):
+// ids uniform over windows of 1000 to 2^24 + 3 ids, 1% out of range, the
+// verdict checked against the exact share of distinct ids among the rows in
+// range wherever it is more than 0.02 from the share asked (0.4 and 0.25);
+// the rows counted exactly. Runs: every id equal, runs of 8 of 3000 ids (an
+// eighth of the rows start one) and of 20 ids of M, are in runs; runs of 2
+// of 3000 ids are not. No row in range: none sampled, not few. 2^21 rows:
+// the sample takes runs of 4096 rows spread over them, with the same
+// verdicts. The shapes of BucketedExtremum: only eight ids on 10% each
+// goes to the atomic kernel.
+TEST_F(CudaDistinctSample, FewDistinctIdsInNoRuns) {
+    SEGRED_SEEDED_RNG(g);
+    const i64 M = (i64(1) << 24) + 3;
+    for (i64 span : {i64(1000), i64(20000), i64(35000), i64(42000), i64(50000), i64(80000), M}) {
+        std::vector<std::int32_t> ids(100000);
+        std::vector<char> seen(static_cast<std::size_t>(M), 0);
+        i64 in_range = 0, distinct = 0;
+        for (auto& id : ids) {
+            id = segref::coin(g, 0.01) ? static_cast<std::int32_t>(id_out_of_range(g, M))
+                                       : static_cast<std::int32_t>(segref::uniform_int(g, 0, span - 1));
+            if (id < 0 || id >= M) continue;
+            ++in_range;
+            if (!seen[static_cast<std::size_t>(id)]) ++distinct;
+            seen[static_cast<std::size_t>(id)] = 1;
+        }
+        const double share = double(distinct) / double(in_range);
+        for (double asked : {0.4, 0.25}) {
+            SCOPED_TRACE("ids on " + std::to_string(span) + ": share " + std::to_string(share) + ", asked " +
+                         std::to_string(asked));
+            const auto t = sample_of(ids, M, asked);
+            EXPECT_EQ(i64(t.sampled), in_range);
+            if (std::abs(share - asked) > 0.02) EXPECT_EQ(t.verdict, share < asked ? 1u : 0u);
+        }
+    }
+    auto runs_of = [&](i64 rows, i64 length, i64 span) {
+        std::vector<std::int32_t> ids(static_cast<std::size_t>(rows));
+        std::int32_t id = 0;
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            if (i % static_cast<std::size_t>(length) == 0) id = static_cast<std::int32_t>(segref::uniform_int(g, 0, span - 1));
+            ids[i] = id;
+        }
+        return ids;
+    };
+    EXPECT_EQ(sample_of(std::vector<std::int32_t>(100000, 7), M, 0.4).verdict, 0u) << "every id equal";
+    EXPECT_EQ(sample_of(runs_of(100000, 8, 3000), M, 0.4).verdict, 0u) << "runs of 8";
+    EXPECT_EQ(sample_of(runs_of(100000, 20, M), M, 0.4).verdict, 0u) << "runs of 20 of M ids";
+    EXPECT_EQ(sample_of(runs_of(100000, 2, 3000), M, 0.4).verdict, 1u) << "runs of 2";
+    const auto none = sample_of(std::vector<std::int32_t>(5000, -1), M, 0.4);
+    EXPECT_EQ(none.sampled, 0u);
+    EXPECT_EQ(none.verdict, 0u) << "no row in range";
+    for (i64 span : {i64(3000), M}) {
+        std::vector<std::int32_t> ids(std::size_t(1) << 21);
+        for (auto& id : ids) id = static_cast<std::int32_t>(segref::uniform_int(g, 0, span - 1));
+        const auto t = sample_of(ids, M, 0.4);
+        EXPECT_GT(t.sampled, 0u);
+        EXPECT_LT(i64(t.sampled), i64(ids.size()) / 4);
+        EXPECT_EQ(t.verdict, span < M ? 1u : 0u) << "2^21 rows on " << span << " ids";
+    }
+    for (int shape : {0, 1, 2, 4, 5, 6, 7}) {
+        const auto s = shaped_ids<std::int32_t>(g, shape, 300000, M);
+        EXPECT_EQ(sample_of(s.idx, M, segred::cuda::detail::few_distinct_share).verdict, shape == 5 ? 1u : 0u)
+            << shape_name(shape);
     }
 }
 

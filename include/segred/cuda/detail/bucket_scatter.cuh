@@ -128,11 +128,13 @@ constexpr int run_tile_sampled_rounds = 2;
 // adding branch): with one, all ids equal and sorted ids took 1.03x to 1.5x
 // the time (H200). RowAdd (void: sums and counts, merged into runs as
 // above) adds a tile's rows one by one instead: RowAdd::add(acc, id, value,
-// row).
+// row). Where skip_all is set and *skip_all is not 0 (a verdict of the
+// device: another kernel adds the rows), every tile is marked done and no
+// row counted.
 template <bool Sums, class T, class A, class SegOf, class RowAdd = void>
 SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
     bucket_count_kernel(rows_view<const T> values, SegOf seg_of, int shift, int buckets, unsigned* counts,
-                        unsigned char* done, A* acc, count_sink sink) {
+                        unsigned char* done, A* acc, count_sink sink, const unsigned* skip_all) {
     constexpr int R = bucket_tile_rows_per_thread;
     constexpr int warps = bucket_tile_threads / 32;
     using pair = sum_and_count<A>;
@@ -154,6 +156,12 @@ SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
     __syncthreads();
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const std::int64_t n = values.n, tiles = (n + bucket_tile_rows - 1) / bucket_tile_rows;
+    if (skip_all != nullptr && *skip_all != 0) {
+        for (std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < tiles;
+             t += std::int64_t(gridDim.x) * blockDim.x)
+            done[t] = 1;
+        return;
+    }
     auto add = [&](std::int64_t k, A sum, long long c) {
         if (Sums) atomic_add(acc + k, sum);
         if (sink) sink.add(k, static_cast<unsigned long long>(c));
@@ -245,10 +253,10 @@ SEGRED_KERNEL void __launch_bounds__(bucket_tile_threads, 2)
 // it leaves their places unwritten and pass 4 skips the bucket. Its ids'
 // states stay in the L2 (at most hot_bucket_share buckets), where a hot
 // id's rows mostly stop at a read. Measured on an H200 with Zipf(1.1) ids
-// into 2^24 fp32 maxima (78% of the rows in the first bucket): 0.98x the
-// time only, as the counting pass and this one still read every row; the
-// atomic kernel alone took 0.64x of it there (below the L2 its keys of hot
-// ids stay cached too), so skewed ids are this path's weak case.
+// into 2^24 fp32 maxima: 0.98x the time only, as the counting pass and this
+// one still read every row; the atomic kernel alone took 0.64x of it there
+// (its keys of hot ids stay in the L2 too), so the extremum sends such ids
+// to it (bucket_extremum.cuh, distinct_sample.cuh).
 constexpr unsigned hot_bucket_share = 64;
 
 __device__ inline bool bucket_is_hot(const unsigned* starts, int b, unsigned total) {
@@ -516,12 +524,15 @@ struct bucketed_rows {
 // Passes 1 to 3 for `plan` (from plan_buckets): launched into `rows`, and
 // true; false where the tile pass's shared memory does not fit, and nothing
 // done. Tiles in runs are added by pass 1 (RowAdd, or as sums into acc and
-// counts into `counts` where RowAdd is void) and left out of `rows`.
+// counts into `counts` where RowAdd is void) and left out of `rows`. Where
+// skip_all is set and the device finds *skip_all not 0, every tile is left
+// out (passes 3 and 4 find no rows) and added by none of these passes.
 // Temporary storage: 2 + sizeof(payload) bytes a row, 12 bytes a bucket and
 // a byte a tile of bucket_tile_rows rows.
 template <class Payload, bool Sums, class RowAdd, class HotAdd, class T, class A, class SegOf>
 bool partition_into_buckets(const par_t& p, rows_view<const T> values, SegOf seg_of, const bucket_plan& plan, A* acc,
-                            count_sink counts, bucketed_rows<typename Payload::type>& rows) {
+                            count_sink counts, bucketed_rows<typename Payload::type>& rows,
+                            const unsigned* skip_all = nullptr) {
     using P = typename Payload::type;
     const auto part_kernel = bucket_partition_kernel<Payload, HotAdd, T, A, SegOf>;
     const std::size_t tile_bytes =
@@ -540,7 +551,7 @@ bool partition_into_buckets(const par_t& p, rows_view<const T> values, SegOf seg
     temp_buffer<unsigned char> tile_done(p, tiles);
     bucket_count_kernel<Sums, T, A, SegOf, RowAdd><<<static_cast<unsigned>(std::min<std::int64_t>(2 * sms, tiles)),
                                                      bucket_tile_threads, buckets * sizeof(unsigned), p.stream>>>(
-        values, seg_of, plan.shift, buckets, bucket_rows.get(), tile_done.get(), acc, counts);
+        values, seg_of, plan.shift, buckets, bucket_rows.get(), tile_done.get(), acc, counts, skip_all);
     SEGRED_CUDA_CHECK(cudaGetLastError());
     unsigned* const rows_in = bucket_rows.get();
     unsigned* const starts_out = rows.starts.get();

@@ -55,12 +55,14 @@ inline namespace SEGRED_ABI_NS {
 // Rows in a grid-stride loop over (row, column). Shared: block-private keys
 // first (M * F fits in shared memory), merged into global keys at the end.
 // A key is only sent to atomicMax when it beats what is already there: for a
-// hot segment almost every row stops at that read.
+// hot segment almost every row stops at that read. only_if (null: always):
+// a verdict of the device, the kernel doing nothing where *only_if is 0.
 template <bool Max, bool Shared, class T, class SegOf>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
     extremum_scatter_kernel(rows_view<const T> values, SegOf seg_of, std::int64_t cells,
-                            unsigned long long* keys) {
+                            unsigned long long* keys, const unsigned* only_if) {
     using C = segred::detail::compare_t<T>;
+    if (only_if != nullptr && *only_if == 0) return;
     extern __shared__ unsigned long long shared_keys[];
     unsigned long long* target = Shared ? shared_keys : keys;
     if (Shared) {
@@ -137,15 +139,17 @@ void extremum_scatter(const par_t& p, rows_view<const T> values, SegOf seg_of, s
                                       p.stream));
     const std::int64_t work = values.n * values.width;
     const std::size_t shared_bytes = static_cast<std::size_t>(cells) * sizeof(unsigned long long);
-    if (work > 0 && !(values.width == 1 && bucket_extremum<is_max>(p, values, seg_of, M, keys.get()))) {
+    const auto atomic_keys = [&](const unsigned* only_if) {
         if (shared_bytes <= shared_key_bytes)
             extremum_scatter_kernel<is_max, true, T><<<grid_for(work), block_threads, shared_bytes, p.stream>>>(
-                values, seg_of, cells, keys.get());
+                values, seg_of, cells, keys.get(), only_if);
         else
             extremum_scatter_kernel<is_max, false, T><<<grid_for(work), block_threads, 0, p.stream>>>(
-                values, seg_of, cells, keys.get());
+                values, seg_of, cells, keys.get(), only_if);
         SEGRED_CUDA_CHECK(cudaGetLastError());
-    }
+    };
+    if (work > 0 && !(values.width == 1 && bucket_extremum<is_max>(p, values, seg_of, M, keys.get(), atomic_keys)))
+        atomic_keys(nullptr);
     finish_extremum_kernel<T><<<grid_for(cells), block_threads, 0, p.stream>>>(keys.get(), M, values, out, r, opts);
     SEGRED_CUDA_CHECK(cudaGetLastError());
 }
