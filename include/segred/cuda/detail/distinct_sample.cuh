@@ -22,15 +22,16 @@
 // hash of the id, and a row whose atomicOr finds its bit clear counts it.
 // The distinct ids are estimated from the bits set by linear counting,
 // D = -B ln(1 - set / B), within a percent at the sample's at most 2^18
-// ids in 2^21 bits. The sample is that small because its cost is its
-// atomics (H200: 2^20 sampled rows of uniform ids took 22 µs, as the rest
-// of the kernel takes a few). A row skips the bitmap where its block has
-// seen its hash already (a small table in shared memory, kept by plain
-// stores: a row skips only on finding its own hash, which a row that went
-// on stored), and a row whose read finds its bit set skips the atomic: the
-// rows of one hot id would otherwise queue on one word (half of 2^20
-// sampled rows on one id: 0.13 ms). The last block to finish writes the
-// verdict, one word in device memory for later kernels on the stream.
+// ids in 2^21 bits. The sample is that small to keep its cost down (H200,
+// ncu: the kernel took 22-32 µs over 2^20 rows, 17 µs over 2^18; a call
+// pays 20-26 µs for the sample in all, launches and memset included).
+// A row skips the bitmap where its block has seen its hash already (a
+// small table in shared memory, kept by plain stores: a row skips only on
+// finding its own hash, which a row that went on stored), and a row whose
+// read finds its bit set skips the atomic: the rows of one hot id would
+// otherwise queue on one word (half of 2^20 sampled rows on one id took
+// 0.13-0.40 ms without them). The last block to finish writes the verdict, one word in
+// device memory for later kernels on the stream.
 #pragma once
 
 #include <cuda_runtime.h>
