@@ -1,7 +1,8 @@
 // max, min and their arg forms over runs long enough for the host's vector
 // folds (lanes of 4 and 16, combined in registers, a range's last part
 // round read whole with the next run's rows masked off; blocks of 256 rows
-// for the arg forms), against
+// for the arg forms, a block's best row found 32, then 4 rows at a time by
+// vector compares), against
 // the independent sequential reference: every run length around a lane or
 // block boundary, and values that test what the lanes must not change --
 // ties (the arg is the lowest row), +0 against -0, infinities, runs of only

@@ -189,8 +189,7 @@ struct row_fold {
             // Row b stands for the block: a tie with the state so far keeps
             // its lower row, unless the state is still empty.
             if (!R::better(state{m, b}, a)) continue;
-            std::int64_t k = b;
-            while (!(x[k] == m)) ++k;
+            const std::int64_t k = b + first_equal(x + b, e - b, m);
             a = state{x[k], k};
         }
         return a;

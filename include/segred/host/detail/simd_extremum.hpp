@@ -131,5 +131,47 @@ inline bool simd_extremum_of(const A* x, std::int64_t n, A& out) {
     return true;
 }
 
+// The lowest set bit of hits (not 0).
+inline int lowest_bit(unsigned hits) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctz(hits);
+#else
+    int j = 0;
+    while (!((hits >> j) & 1u)) ++j;
+    return j;
+#endif
+}
+
+// The first i in [0, n) with x[i] == m, for an m that is not NaN and that
+// some x[i] equals (-0 equals +0, as in the scalar compare). Rows are
+// compared 32 at a time in vector registers, their masks joined into one
+// word, so that a run of 32 rows takes no branch on where the row is
+// (the scan a row at a time, mispredicted where it stopped, was half of
+// argmax's time over 32-row segments; 16 rows at a time still a quarter).
+template <class A>
+inline std::int64_t first_equal(const A* x, std::int64_t n, A m) {
+    std::int64_t i = 0;
+#if SEGRED_HOST_SSE2
+    if constexpr (has_sse_lanes<A>) {
+        using V = sse_lanes<A>;
+        constexpr int step = 32, regs = step / V::width;
+        const typename V::reg target = V::splat(m);
+        for (; i + step <= n; i += step) {
+            unsigned hits = 0;
+            for (int r = 0; r < regs; ++r)
+                hits |= static_cast<unsigned>(V::bits(V::equal(V::load(x + i + r * V::width), target)))
+                        << (r * V::width);
+            if (hits != 0) return i + lowest_bit(hits);
+        }
+        for (; i + V::width <= n; i += V::width) {
+            const int hits = V::bits(V::equal(V::load(x + i), target));
+            if (hits != 0) return i + lowest_bit(static_cast<unsigned>(hits));
+        }
+    }
+#endif
+    while (!(x[i] == m)) ++i;
+    return i;
+}
+
 } // namespace host_detail
 } // namespace segred

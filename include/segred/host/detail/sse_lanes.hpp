@@ -35,6 +35,8 @@ template <> struct sse_lanes<float> {
     static reg either(reg a, reg b) { return _mm_or_ps(a, b); }
     static reg none() { return _mm_setzero_ps(); }
     static bool any(reg m) { return _mm_movemask_ps(m) != 0; }
+    static int bits(reg m) { return _mm_movemask_ps(m); }  // lane j's mask in bit j
+    static reg equal(reg a, reg b) { return _mm_cmpeq_ps(a, b); }
     // v, the rows i, i + 1, .. of a run, with those at or past row `len` set
     // to +0.
     static reg below(reg v, __m128i len, int i) {
@@ -108,6 +110,8 @@ template <> struct sse_lanes<double> {
     static reg either(reg a, reg b) { return _mm_or_pd(a, b); }
     static reg none() { return _mm_setzero_pd(); }
     static bool any(reg m) { return _mm_movemask_pd(m) != 0; }
+    static int bits(reg m) { return _mm_movemask_pd(m); }  // lane j's mask in bit j
+    static reg equal(reg a, reg b) { return _mm_cmpeq_pd(a, b); }
     static reg below(reg v, __m128i len, int i) {  // both 32-bit halves of a lane compare alike
         return _mm_and_pd(v, _mm_castsi128_pd(_mm_cmpgt_epi32(len, _mm_setr_epi32(i, i, i + 1, i + 1))));
     }
