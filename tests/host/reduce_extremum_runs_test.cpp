@@ -2,7 +2,8 @@
 // folds (lanes of 4 and 16, combined in registers, a range's last part
 // round read whole with the next run's rows masked off; blocks of 256 rows
 // for the arg forms, a block's best row found 32, then 4 rows at a time by
-// vector compares), against
+// vector compares; runs of 1 to 15 rows in 16 lanes, those past the run
+// masked, the first row equal to the lanes' extremum taken), against
 // the independent sequential reference: every run length around a lane or
 // block boundary, and values that test what the lanes must not change --
 // ties (the arg is the lowest row), +0 against -0, infinities, runs of only
