@@ -30,8 +30,8 @@
 // finding its own hash, which a row that went on stored), and a row whose
 // read finds its bit set skips the atomic: the rows of one hot id would
 // otherwise queue on one word (half of 2^20 sampled rows on one id took
-// 0.13-0.40 ms without them). The last block to finish writes the verdict, one word in
-// device memory for later kernels on the stream.
+// 0.13-0.40 ms without them). The last block to finish writes the
+// verdict, one word in device memory for later kernels on the stream.
 #pragma once
 
 #include <cuda_runtime.h>
