@@ -119,12 +119,10 @@ constexpr double few_distinct_share = 0.4;
 // the rows where *only_if is not 0, and else does nothing): launched, and
 // true; false where plan_buckets declines (the keys fit in three quarters
 // of the L2), and nothing done but a sample. Fewer than 2^32 - 1 rows
-// (extremum_scatter_fits). few_share: the share of distinct ids below which
-// the atomic kernel adds the rows (0: never, 2: always).
+// (extremum_scatter_fits).
 template <bool Max, class T, class SegOf, class AtomicKernel>
 bool bucket_extremum(const par_t& p, rows_view<const T> values, SegOf seg_of, std::int64_t M,
-                     unsigned long long* keys, AtomicKernel&& atomic_kernel,
-                     double few_share = few_distinct_share) {
+                     unsigned long long* keys, AtomicKernel&& atomic_kernel) {
     using rows_t = extremum_rows<Max, T>;
     const auto kernel = bucket_extremum_kernel<>;
     constexpr std::size_t per_id = sizeof(unsigned long long);
@@ -133,7 +131,7 @@ bool bucket_extremum(const par_t& p, rows_view<const T> values, SegOf seg_of, st
                      std::min(bucket_shared_bytes, private_shared_limit(kernel, true)),
                      static_cast<std::size_t>(device_attribute(cudaDevAttrL2CacheSize)));
     if (plan.buckets == 0) return false;
-    const distinct_sample sample(p, seg_of, values.n, distinct_question{few_share, run_tile_heads});
+    const distinct_sample sample(p, seg_of, values.n, distinct_question{few_distinct_share, run_tile_heads});
     bucketed_rows<unsigned long long> rows;
     if (!partition_into_buckets<rows_t, false, rows_t, rows_t>(p, values, seg_of, plan, keys, count_sink{}, rows,
                                                                sample.verdict()))

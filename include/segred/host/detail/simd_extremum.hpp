@@ -142,6 +142,17 @@ inline int lowest_bit(unsigned hits) {
 #endif
 }
 
+#if SEGRED_HOST_SSE2
+// Lane j of register r of v equal to target, in bit r * width + j.
+template <class A, int Regs>
+inline unsigned equal_lanes(const typename sse_lanes<A>::reg (&v)[Regs], typename sse_lanes<A>::reg target) {
+    using V = sse_lanes<A>;
+    unsigned hits = 0;
+    for (int r = 0; r < Regs; ++r) hits |= static_cast<unsigned>(V::bits(V::equal(v[r], target))) << (r * V::width);
+    return hits;
+}
+#endif
+
 // The first i in [0, n) with x[i] == m, for an m that is not NaN and that
 // some x[i] equals (-0 equals +0, as in the scalar compare). Rows are
 // compared 32 at a time in vector registers, their masks joined into one
@@ -157,10 +168,9 @@ inline std::int64_t first_equal(const A* x, std::int64_t n, A m) {
         constexpr int step = 32, regs = step / V::width;
         const typename V::reg target = V::splat(m);
         for (; i + step <= n; i += step) {
-            unsigned hits = 0;
-            for (int r = 0; r < regs; ++r)
-                hits |= static_cast<unsigned>(V::bits(V::equal(V::load(x + i + r * V::width), target)))
-                        << (r * V::width);
+            typename V::reg v[regs];
+            for (int r = 0; r < regs; ++r) v[r] = V::load(x + i + r * V::width);
+            const unsigned hits = equal_lanes<A>(v, target);
             if (hits != 0) return i + lowest_bit(hits);
         }
         for (; i + V::width <= n; i += V::width) {
@@ -203,11 +213,7 @@ inline bool simd_short_extremum_row(const A* x, std::int64_t len, std::int64_t& 
     for (int r = 1; r < regs; ++r) m = pick(v[r], m);
     m = pick(V::upper_half(m), m);
     if constexpr (V::width == 4) m = pick(V::second(m), m);
-    const reg target = V::splat(V::first(m));
-    unsigned hits = 0;
-    for (int r = 0; r < regs; ++r)
-        hits |= static_cast<unsigned>(V::bits(V::equal(v[r], target))) << (r * V::width);
-    row = lowest_bit(hits);
+    row = lowest_bit(equal_lanes<A>(v, V::splat(V::first(m))));
     return true;
 }
 #else
