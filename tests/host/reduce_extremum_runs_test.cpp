@@ -3,7 +3,8 @@
 // round read whole with the next run's rows masked off; blocks of 256 rows
 // for the arg forms, a block's best row found 32, then 4 rows at a time by
 // vector compares; runs of 1 to 15 rows in 16 lanes, those past the run
-// masked, the first row equal to the lanes' extremum taken), against
+// masked, the first row equal to the lanes' extremum taken; groups of
+// runs of up to 8 rows in the lanes of one register), against
 // the independent sequential reference: every run length around a lane or
 // block boundary, and values that test what the lanes must not change --
 // ties (the arg is the lowest row), +0 against -0, infinities, runs of only
@@ -106,6 +107,59 @@ TYPED_TEST(ReduceExtremumRuns, EveryLengthNearALaneOrBlock) {
     for (int trial = 0; trial < 4 && !::testing::Test::HasFailure(); ++trial) {
         check_all_extrema<form::offsets, T, I>(g);
         check_all_extrema<form::sorted_ids, T, I>(g);
+    }
+}
+
+// Runs of 0 to 8 rows (power-law-like: groups of four floats or two
+// doubles fold in the lanes of one register, rows past a run masked, the
+// first row equal to its extremum taken), mostly of tied values with +0 and
+// -0, now and then a run of another pattern (NaN first, inside or last,
+// only infinities, rising or falling) or a longer one that breaks a group
+// (9 to 40 rows), on one to three threads; the plain forms with a fill
+// value, an arg out, counts and an accumulated out.
+template <class T, class I>
+void check_short_run_groups(segref::rng& g, const segred::host_policy& pol) {
+    using segref::op;
+    segtest::seg_input<I> s;
+    s.kind = form::offsets;
+    std::vector<T> v;
+    std::vector<i64> len;
+    for (int k = 0; k < 6000; ++k) {
+        const i64 L = segref::coin(g, 0.05) ? segref::uniform_int(g, 9, 40) : segref::uniform_int(g, 0, 8);
+        const pattern p = segref::coin(g, 0.9) ? pattern::ties
+                                               : static_cast<pattern>(segref::uniform_int(g, 0, int(pattern::count) - 1));
+        append_run(g, v, L, p);
+        len.push_back(L);
+    }
+    s.M = static_cast<i64>(len.size());
+    s.n = static_cast<i64>(v.size());
+    s.idx = segref::offsets_from_lengths<I>(len);
+    segtest::trial_config c;
+    c.fill_mode = segref::fill::nan;
+    segtest::check_reduce<form::offsets, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
+    segtest::check_reduce<form::offsets, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
+    c.fill_mode = segref::fill::zero;
+    segtest::check_reduce<form::offsets, T, I, i64>(pol, segred::argmax{}, op::argmax, 0, c, s, v, g);
+    segtest::check_reduce<form::offsets, T, I, i64>(pol, segred::argmin{}, op::argmin, 0, c, s, v, g);
+    c.arg = true;
+    c.counts = true;
+    segtest::check_reduce<form::offsets, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
+    c.arg = false;
+    c.counts = false;
+    c.fill_mode = segref::fill::constant;
+    c.fill_value = 7.5;
+    c.accumulate = true;
+    segtest::check_reduce<form::offsets, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
+}
+
+TYPED_TEST(ReduceExtremumRuns, ShortRunsInGroups) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE("threads " + std::to_string(threads));
+        for (int trial = 0; trial < 3 && !::testing::Test::HasFailure(); ++trial)
+            check_short_run_groups<T, I>(g, segred::host.threads(threads));
     }
 }
 

@@ -109,6 +109,13 @@ struct row_fold {
     static constexpr bool masked_fold =
         (std::is_same<R, segred::sum>::value || std::is_same<R, segred::mean>::value) &&
         std::is_same<detail::accum_t<T>, T>::value && has_sse_lanes<T>;
+    // Max, min and their arg forms of float and double: their runs of at
+    // most masked_rows rows take the same groups in a register as sums
+    // (fold_mixed_lanes), and one alone the short extremum fold.
+    static constexpr bool masked_extremum = (plain_extremum != 0 || arg_extremum != 0) && has_simd_extremum<T>;
+    // The one-column segment loop's runs of at most masked_rows rows, with
+    // no branch on their length (segment_loops.hpp).
+    static constexpr bool masked_runs = masked_fold || masked_extremum;
 
     SEGRED_FORCE_INLINE state fold_masked(std::int64_t k0, std::int64_t len) const {
 #if SEGRED_HOST_SSE2
@@ -135,29 +142,66 @@ struct row_fold {
         }
     }
 
-    // Runs that fill the lanes of a register (mixed_short_sums): W of them
-    // at once, run j of len[j] <= masked_rows rows from row b[j], with
-    // masked_rows rows readable from each; n holds the lengths in
-    // sse_lanes' lane_lengths form. Where masked_fold (W is 1 elsewhere).
+    // Runs that fill the lanes of a register (mixed_short_sums,
+    // mixed_short_extremes): W of them at once, run j of len[j] <=
+    // masked_rows rows from row b[j], with masked_rows rows readable from
+    // each; n holds the lengths in sse_lanes' lane_lengths form. Where
+    // masked_runs (W is 1 elsewhere).
     static constexpr int mixed_runs =
 #if SEGRED_HOST_SSE2
-        masked_fold ? sse_lanes<T>::width : 1;
+        masked_runs ? sse_lanes<T>::width : 1;
 #else
         1;
 #endif
 #if SEGRED_HOST_SSE2
-    // Their sums, lane j run j's, left in the register; row b[j] of the
-    // runs is row first + b[j] of the values.
+    // Their sums (or extremes), lane j run j's, left in the register; row
+    // b[j] of the runs is row first + b[j] of the values. A group with a
+    // NaN takes the scalar fold run by run.
+    // (The arg forms' runs: their states, value and row.)
+    struct mixed_args {
+        state a[mixed_runs];
+    };
     template <class B>
     SEGRED_FORCE_INLINE auto fold_mixed_lanes(std::int64_t first, const B* b, __m128i n) const {
-        return mixed_short_sums(values.data + first, b, n);
+        constexpr bool Max = plain_extremum + arg_extremum > 0;
+        if constexpr (arg_extremum != 0) {
+            mixed_args m;
+            typename sse_lanes<T>::reg v;
+            int row[mixed_runs];
+            if (mixed_short_extreme_rows<Max>(values.data + first, b, n, v, row)) {
+                T t[mixed_runs];
+                sse_lanes<T>::store(t, v);
+                for (int j = 0; j < mixed_runs; ++j) m.a[j] = state{t[j], first + b[j] + row[j]};
+            } else {
+                fold_mixed_runs_alone(first, b, m.a);
+            }
+            return m;
+        } else if constexpr (plain_extremum != 0) {
+            typename sse_lanes<T>::reg v;
+            if (mixed_short_extremes<Max>(values.data + first, b, n, v)) return v;
+            T t[mixed_runs];
+            fold_mixed_runs_alone(first, b, t);
+            return sse_lanes<T>::load(t);
+        } else {
+            return mixed_short_sums(values.data + first, b, n);
+        }
     }
-    // Those sums as the runs' states, for a writer that takes states.
+    // The same, run by run (a run with a NaN; an empty run's is its empty
+    // state).
+    template <class B>
+    SEGRED_HOST_NOINLINE void fold_mixed_runs_alone(std::int64_t first, const B* b, state* a) const {
+        for (int j = 0; j < mixed_runs; ++j) a[j] = fold_one(first + b[j], first + b[j + 1]);
+    }
+    // Those sums (or extremes) as the runs' states, for a writer that takes
+    // states.
     template <class Reg>
     SEGRED_FORCE_INLINE void mixed_states(Reg sums, const std::int64_t* len, state* a) const {
         T t[mixed_runs];
         sse_lanes<T>::store(t, sums);
         for (int j = 0; j < mixed_runs; ++j) a[j] = sum_state(t[j], len[j]);
+    }
+    SEGRED_FORCE_INLINE void mixed_states(const mixed_args& m, const std::int64_t*, state* a) const {
+        for (int j = 0; j < mixed_runs; ++j) a[j] = m.a[j];
     }
 #endif
 

@@ -214,6 +214,48 @@ SEGRED_HOST_NOINLINE std::int64_t emit_empty_run(const Segments& L, const F& fol
     return s;
 }
 
+// Segment s, from row b to e, holds at most masked_rows rows and b <=
+// masked_below: it and the empty ones after it written, or it and the next
+// W - 1 folded in the lanes of one register where they fit
+// (fold_short_group), or it alone by the masked fold. Returns the next
+// segment, and moves b past their rows.
+template <class Segments, class F, class Emit>
+SEGRED_FORCE_INLINE std::int64_t fold_short_step(const Segments& L, const F& folder, Emit& emit, std::int64_t s,
+                                                 std::int64_t hi, std::int64_t& b, std::int64_t e,
+                                                 std::int64_t masked_below) {
+    const std::int64_t len = e - b;
+    if (len == 0) return emit_empty_run(L, folder, emit, s, hi);  // nothing to read
+#if SEGRED_HOST_SSE2  // (masked_runs need SSE2 lanes; W > 1 with them)
+    constexpr int W = F::mixed_runs;
+    if constexpr (W > 1) {
+        // (Taking longer ones into the group too, each folded alone, ran
+        // 10% slower on power-law lengths.)
+        const std::int64_t after = s + W <= hi ? fold_short_group<W>(L, folder, emit, s, b, e, masked_below) : -1;
+        if (after >= 0) {
+            b = after;
+            return s + W;
+        }
+    }
+#endif
+    emit_one(emit, s, folder.fold_masked(b, len), len);
+    b = e;
+    return s + 1;
+}
+
+// fold_short_step from segment s on, while segments stay that short: max,
+// min and their arg forms take their short segments out of line, a stretch
+// a call. Inlined into the loop as sums' are, the steps cost max over
+// 32-row segments, which never take them, 12-14% (2-core VM, one thread).
+template <class Segments, class F, class Emit>
+SEGRED_HOST_NOINLINE std::int64_t fold_short_stretch(const Segments& L, const F& folder, Emit& emit, std::int64_t s,
+                                                     std::int64_t hi, std::int64_t& b, std::int64_t masked_below) {
+    std::int64_t e = L.end(s);
+    do {
+        s = fold_short_step(L, folder, emit, s, hi, b, e, masked_below);
+    } while (s < hi && (e = L.end(s)) - b <= F::masked_rows && b <= masked_below);
+    return s;
+}
+
 // Segments [lo, hi) of L, one column of rows in order (no perm), each
 // reduced whole and handed to emit, except those longer than `piece` rows,
 // which go to on_long(s) instead. The state stays in a register.
@@ -234,7 +276,7 @@ void fold_one_column_segments(const Segments& L, std::int64_t lo, std::int64_t h
     // length (row_fold::fold_masked) where that many rows are there to read
     // from their first. (Testing first whether a chunk's lengths all
     // repeat, to keep the row loop there, cost more than it saved.)
-    const bool masked = F::masked_fold && folder.values.width == 1;
+    const bool masked = F::masked_runs && folder.values.width == 1;
     const std::int64_t masked_below = folder.values.n - F::masked_rows;
     const std::int64_t batch_rows = masked ? F::masked_rows : 1;
     for (std::int64_t s = lo; s < hi;) {
@@ -248,31 +290,12 @@ void fold_one_column_segments(const Segments& L, std::int64_t lo, std::int64_t h
             b += K * len;
             continue;
         }
-        if constexpr (F::masked_fold) {
+        if constexpr (F::masked_runs) {
             if (masked && len <= F::masked_rows && b <= masked_below) {
-                if (len == 0) {  // a run of empty segments: nothing to read
-                    s = emit_empty_run(L, folder, emit, s, hi);
-                    continue;
-                }
-#if SEGRED_HOST_SSE2  // (masked_fold needs SSE2 lanes; W > 1 with them)
-                constexpr int W = F::mixed_runs;
-                if constexpr (W > 1) {
-                    // This segment and the next W - 1 in the lanes of one
-                    // register, where they fit (fold_short_group). (Taking
-                    // longer ones into the group too, each folded alone,
-                    // ran 10% slower on power-law lengths.)
-                    const std::int64_t after =
-                        s + W <= hi ? fold_short_group<W>(L, folder, emit, s, b, e, masked_below) : -1;
-                    if (after >= 0) {
-                        s += W;
-                        b = after;
-                        continue;
-                    }
-                }
-#endif
-                emit_one(emit, s, folder.fold_masked(b, len), len);
-                b = e;
-                ++s;
+                if constexpr (F::masked_extremum)
+                    s = fold_short_stretch(L, folder, emit, s, hi, b, masked_below);
+                else
+                    s = fold_short_step(L, folder, emit, s, hi, b, e, masked_below);
                 continue;
             }
         }

@@ -132,9 +132,9 @@ inline bool simd_extremum_of(const A* x, std::int64_t n, A& out) {
 }
 
 // The lowest set bit of hits (not 0).
-inline int lowest_bit(unsigned hits) {
+inline int lowest_bit(std::uint64_t hits) {
 #if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctz(hits);
+    return __builtin_ctzll(hits);
 #else
     int j = 0;
     while (!((hits >> j) & 1u)) ++j;
@@ -182,6 +182,64 @@ inline std::int64_t first_equal(const A* x, std::int64_t n, A m) {
     while (!(x[i] == m)) ++i;
     return i;
 }
+
+#if SEGRED_HOST_SSE2
+// The max (Max) or min of sse_lanes<A>::width runs at once, run j of
+// len[j] <= 8 rows from x + b[j] (n: the lengths in lane_lengths' form; 8
+// rows readable from each), lane j holding run j's: 8 rows of each run read
+// and transposed (lane_rows8), then folded left to right from the run's
+// first row. Rows past a run are made all ones, a NaN, which MAXPS and MINPS
+// pass over (they keep their second operand where the compare fails), so
+// there is no branch on a length: the scalar fold's bits on numbers (its
+// strict compare keeps the first of equal values, as these do). False, and
+// out untouched, where a row of a run is NaN (the caller then takes the
+// scalar step). An empty run's lane is unspecified. Runs of power-law
+// lengths (about 3 rows) each took a call of the short fold, at a third of
+// sum's speed, where sums share a register four runs at a time.
+template <bool Max, class A, class B>
+SEGRED_FORCE_INLINE bool mixed_short_extremes(const A* x, const B* b, __m128i n, typename sse_lanes<A>::reg& out,
+                                              typename sse_lanes<A>::reg (&rows)[8]) {
+    using V = sse_lanes<A>;
+    using reg = typename V::reg;
+    V::lane_rows8(x, b, rows);
+    reg a = rows[0], bad = V::and_not(V::past_rows(n, 0), V::unordered(rows[0]));
+    for (int i = 1; i < 8; ++i) {
+        const reg past = V::past_rows(n, i);
+        bad = V::either(bad, V::and_not(past, V::unordered(rows[i])));
+        const reg v = V::either(rows[i], past);
+        a = Max ? V::max(v, a) : V::min(v, a);
+    }
+    if (V::any(bad)) return false;
+    out = a;
+    return true;
+}
+// (The same without the rows.)
+template <bool Max, class A, class B>
+SEGRED_FORCE_INLINE bool mixed_short_extremes(const A* x, const B* b, __m128i n, typename sse_lanes<A>::reg& out) {
+    typename sse_lanes<A>::reg rows[8];
+    return mixed_short_extremes<Max>(x, b, n, out, rows);
+}
+
+// The same, and the first row of each run equal to its extremum (row[j] for
+// run j; 8 for an empty run): the arg forms' row, which the scalar fold
+// keeps (the first of equal values, -0 equal to +0). The rows' equality
+// masks are joined into one word, row i's lanes at bits i * width, and each
+// lane's lowest bit taken.
+template <bool Max, class A, class B>
+SEGRED_FORCE_INLINE bool mixed_short_extreme_rows(const A* x, const B* b, __m128i n, typename sse_lanes<A>::reg& out,
+                                                  int (&row)[sse_lanes<A>::width]) {
+    using V = sse_lanes<A>;
+    constexpr int W = V::width;
+    typename V::reg rows[8];
+    if (!mixed_short_extremes<Max>(x, b, n, out, rows)) return false;
+    std::uint64_t hits = ((std::uint64_t(1) << W) - 1) << (8 * W);  // row 8 of every lane: an empty run's
+    for (int i = 0; i < 8; ++i)
+        hits |= static_cast<std::uint64_t>(V::bits(V::and_not(V::past_rows(n, i), V::equal(rows[i], out)))) << (i * W);
+    constexpr std::uint64_t lane0 = W == 4 ? 0x111111111ull : 0x15555ull;  // bits i * W, i = 0..8
+    for (int j = 0; j < W; ++j) row[j] = lowest_bit((hits >> j) & lane0) / W;
+    return true;
+}
+#endif
 
 // The first row of x[0, len) (1 <= len <= short_extremum_rows, that many
 // values readable from x) whose value is the run's max (Max) or min, with

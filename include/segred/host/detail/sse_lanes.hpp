@@ -60,6 +60,9 @@ template <> struct sse_lanes<float> {
     static reg rows_below(reg v, __m128i len, int i) {
         return _mm_and_ps(v, _mm_castsi128_ps(_mm_cmpgt_epi32(len, _mm_set1_epi32(i))));
     }
+    // All ones (a NaN) in the lanes whose run has at most row i (len <= i).
+    static reg past_rows(__m128i len, int i) { return _mm_castsi128_ps(_mm_cmplt_epi32(len, _mm_set1_epi32(i + 1))); }
+    static reg and_not(reg a, reg b) { return _mm_andnot_ps(a, b); }  // b where a is clear
     // The lane lengths (lane_lengths' form) as values, for a mean's division.
     static reg lengths_as_values(__m128i len) { return _mm_cvtepi32_ps(len); }
     // v, with `fill` in the lanes whose run is empty.
@@ -125,6 +128,10 @@ template <> struct sse_lanes<double> {
     static reg rows_below(reg v, __m128i len, int i) {
         return _mm_and_pd(v, _mm_castsi128_pd(_mm_cmpgt_epi32(len, _mm_set1_epi32(i))));
     }
+    static reg past_rows(__m128i len, int i) {  // both halves of a lane compare alike
+        return _mm_castsi128_pd(_mm_cmplt_epi32(len, _mm_set1_epi32(i + 1)));
+    }
+    static reg and_not(reg a, reg b) { return _mm_andnot_pd(a, b); }
     static reg lengths_as_values(__m128i len) {  // lanes 0 and 2 hold the two lengths
         return _mm_cvtepi32_pd(_mm_shuffle_epi32(len, _MM_SHUFFLE(3, 1, 2, 0)));
     }

@@ -86,10 +86,12 @@ struct segment_writer {
     }
 
     // Whether mixed_lanes takes a group of runs' sums from their register:
-    // sums and means of float or double written as the same type (where
-    // `simple` holds too).
-    static constexpr bool lane_sums = (std::is_same<R, segred::sum>::value || std::is_same<R, segred::mean>::value) &&
-                                      std::is_same<O, T>::value && has_sse_lanes<T>;
+    // sums, means, max and min of float or double written as the same type
+    // (where `simple` holds too; a max or min is its own result).
+    static constexpr bool lane_sums =
+        (std::is_same<R, segred::sum>::value || std::is_same<R, segred::mean>::value ||
+         std::is_base_of<detail::extremum<true>, R>::value || std::is_base_of<detail::extremum<false>, R>::value) &&
+        std::is_same<O, T>::value && has_sse_lanes<T>;
 #if SEGRED_HOST_SSE2
     // The sse_lanes<T>::width segments s0.. whose sums are the lanes of
     // `sums`, n their lengths in lane_lengths' form: a mean's divisions in
