@@ -152,15 +152,22 @@ void check_short_run_groups(segref::rng& g, const segred::host_policy& pol) {
     segtest::check_reduce<form::offsets, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
 }
 
+// fn(policy) on one, two and three threads, each traced.
+template <class Fn>
+void on_thread_counts(Fn&& fn) {
+    for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE("threads " + std::to_string(threads));
+        fn(segred::host.threads(threads));
+    }
+}
+
 TYPED_TEST(ReduceExtremumRuns, ShortRunsInGroups) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (int threads : {1, 2, 3}) {
-        SCOPED_TRACE("threads " + std::to_string(threads));
-        for (int trial = 0; trial < 3 && !::testing::Test::HasFailure(); ++trial)
-            check_short_run_groups<T, I>(g, segred::host.threads(threads));
-    }
+    on_thread_counts([&](const segred::host_policy& pol) {
+        for (int trial = 0; trial < 3 && !::testing::Test::HasFailure(); ++trial) check_short_run_groups<T, I>(g, pol);
+    });
 }
 
 // One segment cut into several pieces (over 2^16 rows): the best value sits
@@ -266,11 +273,10 @@ TYPED_TEST(ReduceExtremumRuns, UnsortedIdsFirstRow) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (int threads : {1, 2, 3}) {
-        SCOPED_TRACE("threads " + std::to_string(threads));
+    on_thread_counts([&](const segred::host_policy& pol) {
         for (bool many : {false, true})
-            for (bool dropped : {false, true}) check_unsorted_extrema<T, I>(g, segred::host.threads(threads), many, dropped);
-    }
+            for (bool dropped : {false, true}) check_unsorted_extrema<T, I>(g, pol, many, dropped);
+    });
 }
 
 } // namespace

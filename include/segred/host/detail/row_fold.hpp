@@ -157,34 +157,31 @@ struct row_fold {
     // Their sums (or extremes), lane j run j's, left in the register; row
     // b[j] of the runs is row first + b[j] of the values. A group with a
     // NaN takes the scalar fold run by run.
-    // (The arg forms' runs: their states, value and row.)
-    struct mixed_args {
-        state a[mixed_runs];
-    };
     template <class B>
     SEGRED_FORCE_INLINE auto fold_mixed_lanes(std::int64_t first, const B* b, __m128i n) const {
-        constexpr bool Max = plain_extremum + arg_extremum > 0;
-        if constexpr (arg_extremum != 0) {
-            mixed_args m;
+        if constexpr (plain_extremum != 0) {
             typename sse_lanes<T>::reg v;
-            int row[mixed_runs];
-            if (mixed_short_extreme_rows<Max>(values.data + first, b, n, v, row)) {
-                T t[mixed_runs];
-                sse_lanes<T>::store(t, v);
-                for (int j = 0; j < mixed_runs; ++j) m.a[j] = state{t[j], first + b[j] + row[j]};
-            } else {
-                fold_mixed_runs_alone(first, b, m.a);
-            }
-            return m;
-        } else if constexpr (plain_extremum != 0) {
-            typename sse_lanes<T>::reg v;
-            if (mixed_short_extremes<Max>(values.data + first, b, n, v)) return v;
+            if (mixed_short_extremes<(plain_extremum > 0)>(values.data + first, b, n, v)) return v;
             T t[mixed_runs];
             fold_mixed_runs_alone(first, b, t);
             return sse_lanes<T>::load(t);
         } else {
             return mixed_short_sums(values.data + first, b, n);
         }
+    }
+    // The arg forms' group: each run's state (its extremum and first row
+    // holding it) straight into a[j]. (Returned in a struct and copied, the
+    // states went through a store that a wider load then read back, which
+    // stalled a fifth of argmax's time over power-law lengths.)
+    template <class B>
+    SEGRED_FORCE_INLINE void fold_mixed_args(std::int64_t first, const B* b, __m128i n, state* a) const {
+        typename sse_lanes<T>::reg v;
+        int row[mixed_runs];
+        if (!mixed_short_extreme_rows<(arg_extremum > 0)>(values.data + first, b, n, v, row))
+            return fold_mixed_runs_alone(first, b, a);
+        T t[mixed_runs];
+        sse_lanes<T>::store(t, v);
+        for (int j = 0; j < mixed_runs; ++j) a[j] = state{t[j], first + b[j] + row[j]};
     }
     // The same, run by run (a run with a NaN; an empty run's is its empty
     // state).
@@ -199,9 +196,6 @@ struct row_fold {
         T t[mixed_runs];
         sse_lanes<T>::store(t, sums);
         for (int j = 0; j < mixed_runs; ++j) a[j] = sum_state(t[j], len[j]);
-    }
-    SEGRED_FORCE_INLINE void mixed_states(const mixed_args& m, const std::int64_t*, state* a) const {
-        for (int j = 0; j < mixed_runs; ++j) a[j] = m.a[j];
     }
 #endif
 

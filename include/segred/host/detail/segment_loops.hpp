@@ -147,19 +147,27 @@ struct writes_lane_sums<Emit, std::enable_if_t<Emit::lane_sums>> : std::true_typ
 #if SEGRED_HOST_SSE2
 // W segments s.., run j of at most masked_rows rows from row first +
 // bj[j] (bj[W]: where run W - 1 ends), n their lengths in lane_lengths'
-// form, folded in the lanes of one register (row_fold::fold_mixed_lanes)
-// and written from it where the writer can (a plain sum or mean), else
-// state by state.
+// form, folded in the lanes of one register (row_fold::fold_mixed_lanes,
+// or fold_mixed_args for the arg forms' states) and written from it where
+// the writer can (a plain sum, mean, max or min), else state by state.
 template <int W, class F, class Emit, class B>
 SEGRED_FORCE_INLINE void fold_mixed_group(const F& folder, Emit& emit, std::int64_t s, std::int64_t first, const B* bj,
                                           __m128i n) {
-    const auto sums = folder.fold_mixed_lanes(first, bj, n);
-    if constexpr (writes_lane_sums<std::remove_reference_t<Emit>>::value)
-        if (emit.simple) return emit.mixed_lanes(s, sums, n);
     std::int64_t lj[W];
-    for (int j = 0; j < W; ++j) lj[j] = static_cast<std::int64_t>(bj[j + 1]) - static_cast<std::int64_t>(bj[j]);
+    auto lengths = [&] {
+        for (int j = 0; j < W; ++j) lj[j] = static_cast<std::int64_t>(bj[j + 1]) - static_cast<std::int64_t>(bj[j]);
+    };
     typename F::state a[W];
-    folder.mixed_states(sums, lj, a);
+    if constexpr (F::arg_extremum != 0) {
+        folder.fold_mixed_args(first, bj, n, a);
+        lengths();
+    } else {
+        const auto sums = folder.fold_mixed_lanes(first, bj, n);
+        if constexpr (writes_lane_sums<std::remove_reference_t<Emit>>::value)
+            if (emit.simple) return emit.mixed_lanes(s, sums, n);
+        lengths();
+        folder.mixed_states(sums, lj, a);
+    }
     emit_mixed_batch<W>(emit, s, a, lj);
 }
 
