@@ -394,10 +394,12 @@ void register_cases(const std::vector<int>& ts) {
         for (const char* form : {"sorted_ids", "offsets"})
             for (int t : ts) add<float, std::int32_t>({"sum", form, lay, 1, t});
     // max and argmax beside the sum on long and power-law segments: the
-    // vector lanes of max over long runs, and argmax's blocks.
+    // vector lanes of max over long runs, argmax's blocks, and short runs
+    // folded a register of them at a time.
     for (const layout& lay : {layout{"const", 1024}, layout{"powerlaw", 1.5}})
         for (const char* op : {"max", "argmax"})
-            for (int t : ts) add<float, std::int32_t>({op, "offsets", lay, 1, t});
+            for (const char* form : {"offsets", "sorted_ids"})
+                for (int t : ts) add<float, std::int32_t>({op, form, lay, 1, t});
     for (double M : {16.0, double(1 << 14), double(1 << 19), double(1 << 22), double(N)})
         for (const char* dist : {"uniform", "zipf", "equal"})
             for (int t : ts) add<float, std::int32_t>({"sum", "ids", {dist, M}, 1, t});
