@@ -171,8 +171,8 @@ struct row_fold {
     }
     // The arg forms' group: each run's state (its extremum and first row
     // holding it) straight into a[j]. (Returned in a struct and copied, the
-    // states went through a store that a wider load then read back, which
-    // stalled a fifth of argmax's time over power-law lengths.)
+    // states went through a store that a wider load then read back: a fifth
+    // of the group loop's samples in a profile over power-law lengths.)
     template <class B>
     SEGRED_FORCE_INLINE void fold_mixed_args(std::int64_t first, const B* b, __m128i n, state* a) const {
         typename sse_lanes<T>::reg v;
