@@ -221,10 +221,11 @@ SEGRED_FORCE_INLINE bool mixed_short_extremes(const A* x, const B* b, __m128i n,
 }
 
 // The same, and the first row of each run equal to its extremum (row[j] for
-// run j; 8 for an empty run): the arg forms' row, which the scalar fold
-// keeps (the first of equal values, -0 equal to +0). The rows' equality
-// masks are joined into one word, row i's lanes at bits i * width, and each
-// lane's lowest bit taken.
+// run j; unspecified for an empty run): the arg forms' row, which the
+// scalar fold keeps (the first of equal values, -0 equal to +0). The rows'
+// equality masks are joined into one word (equal_lanes: row i's lanes at
+// bits i * width) and each lane's lowest bit taken. Rows past a run need no
+// mask: one of the run's own rows, all before them, holds its extremum.
 template <bool Max, class A, class B>
 SEGRED_FORCE_INLINE bool mixed_short_extreme_rows(const A* x, const B* b, __m128i n, typename sse_lanes<A>::reg& out,
                                                   int (&row)[sse_lanes<A>::width]) {
@@ -232,9 +233,8 @@ SEGRED_FORCE_INLINE bool mixed_short_extreme_rows(const A* x, const B* b, __m128
     constexpr int W = V::width;
     typename V::reg rows[8];
     if (!mixed_short_extremes<Max>(x, b, n, out, rows)) return false;
-    std::uint64_t hits = ((std::uint64_t(1) << W) - 1) << (8 * W);  // row 8 of every lane: an empty run's
-    for (int i = 0; i < 8; ++i)
-        hits |= static_cast<std::uint64_t>(V::bits(V::and_not(V::past_rows(n, i), V::equal(rows[i], out)))) << (i * W);
+    // Row 8 of every lane set too: an empty run's lane may match no row.
+    const std::uint64_t hits = equal_lanes<A>(rows, out) | ((std::uint64_t(1) << W) - 1) << (8 * W);
     constexpr std::uint64_t lane0 = W == 4 ? 0x111111111ull : 0x15555ull;  // bits i * W, i = 0..8
     for (int j = 0; j < W; ++j) row[j] = lowest_bit((hits >> j) & lane0) / W;
     return true;
