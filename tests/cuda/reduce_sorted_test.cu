@@ -275,6 +275,25 @@ void constant_fill_checks(segref::rng& g, const segtest::seg_input<I>& s) {
     segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::max{}, op::max, 0, c, s, v, g, mem);
 }
 
+// Rows a thread of a tile of derived keys: 16, or 8 where a value and its
+// 2-byte label take more than 8 bytes.
+template <class T>
+constexpr i64 derived_rows_a_thread() {
+    return sizeof(T) + 2 <= 8 ? 16 : 8;
+}
+
+// Sum, argmax, an accumulated mean with counts, and a sum and max whose
+// empty segments take a constant fill, over the segments m lays out, as
+// offsets (`lead` rows before the first) or lengths: short enough for the
+// tiles to derive their keys.
+template <form F, class T, class I>
+void check_derived_layout(segref::rng& g, const mixed_lengths& m, i64 lead) {
+    const segtest::seg_input<I> s = starts_input<F, I>(m.len, m.row, lead);
+    ASSERT_LE(s.n, 16 * s.M) << "segments long enough to take computed keys";
+    sum_argmax_and_mean<F, T>(g, s);
+    constant_fill_checks<F, T>(g, s);
+}
+
 // Offsets and lengths of short segments (at most 16 rows a segment, empty
 // ones counted, so both forms derive their tiles' keys in shared memory).
 // Tiles whose non-empty segments average at most 12 rows are folded a
@@ -301,7 +320,7 @@ template <form F, class T, class I>
 void derived_tiles_case(segref::rng& g, i64 lead, double empty, i64 max_len) {
     SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead) + ", empty " +
                  std::to_string(empty) + ", up to " + std::to_string(max_len) + " rows");
-    const i64 per_thread = sizeof(T) + sizeof(int) <= 8 ? 16 : 8;  // derived keys' rows a thread
+    const i64 per_thread = derived_rows_a_thread<T>();
     const i64 tile = 256 * per_thread;
     mixed_lengths m(g, empty, max_len);
     m.empties(7);
@@ -325,10 +344,7 @@ void derived_tiles_case(segref::rng& g, i64 lead, double empty, i64 max_len) {
     m.push(3 * tile);  // from the fifth tile over the sixth and seventh into the eighth
     m.random_until(8 * tile + 100);
     m.empties(9);
-    const segtest::seg_input<I> s = starts_input<F, I>(m.len, m.row, lead);
-    ASSERT_LE(s.n, 16 * s.M) << "segments long enough to take computed keys";
-    sum_argmax_and_mean<F, T>(g, s);
-    constant_fill_checks<F, T>(g, s);
+    check_derived_layout<F, T, I>(g, m, lead);
 }
 
 TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
@@ -340,6 +356,44 @@ TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
         for (i64 lead : {i64(0), i64(3)}) derived_tiles_case<form::offsets, T, I>(g, lead, empty, max_len);
         derived_tiles_case<form::lengths, T, I>(g, 0, empty, max_len);
     }
+}
+
+// Tiles of derived keys whose keys span more than 32767 segments, which
+// label their rows in 32 bits (the high halves in the other stage's key
+// slots) where other tiles take 16: a gap of 40000 empty segments inside the
+// first tile, of 70000 (past 16 bits) inside the second with a segment
+// crossing into the third, a third and fourth of 1-3-row segments each
+// followed by 20 empty ones (no single long gap), and narrow tiles after
+// them, which take the same stages again. Rows before the first offset where
+// lead > 0, and empty segments past the last row. Sum, argmax, an
+// accumulated mean with counts, and a sum and max whose empty segments take
+// a constant fill.
+template <form F, class T, class I>
+void wide_label_tiles_case(segref::rng& g, i64 lead) {
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead));
+    const i64 tile = 256 * derived_rows_a_thread<T>();
+    mixed_lengths m(g, 0.2, 6);
+    m.random_until(tile / 3);
+    m.empties(40000);
+    m.random_until(tile + tile / 2);
+    m.empties(70000);
+    m.random_until(2 * tile - 7);
+    m.push(20);  // 7 rows in the second tile, 13 in the third
+    while (m.row < 4 * tile) {
+        m.push(std::min(segref::uniform_int(g, 1, 3), 4 * tile - m.row));
+        m.empties(20);
+    }
+    m.random_until(6 * tile + 77);
+    m.empties(5);
+    check_derived_layout<F, T, I>(g, m, lead);
+}
+
+TYPED_TEST(CudaSortedReduce, DerivedKeyWideTiles) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (i64 lead : {i64(0), i64(5)}) wide_label_tiles_case<form::offsets, T, I>(g, lead);
+    wide_label_tiles_case<form::lengths, T, I>(g, 0);
 }
 
 // Sorted ids with empty segments between the keys of a thread's rows. Where

@@ -243,10 +243,10 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         detail::reduce_positions(p, values, detail::fixed_starts{seg.size}, nullptr, seg.M, out, r, opts);
     } else {
         // One-column segments from starts: the tile reduction. Short segments
-        // derive their keys in shared memory (as int, so for M below INT_MAX)
-        // from the caller's offsets in place, whatever their type (under
-        // drop, only once they are made monotone); long ones compute them
-        // from int64 starts, and the longest are streamed
+        // derive their keys in shared memory (as labels of 16 or 32 bits, so
+        // for M below INT_MAX) from the caller's offsets in place, whatever
+        // their type (under drop, only once they are made monotone); long
+        // ones compute them from int64 starts, and the longest are streamed
         // (reduce_computed_keys).
         constexpr bool starts_form = Seg::kind == segment_kind::offsets || Seg::kind == segment_kind::lengths;
         const std::int64_t M = seg.num_segments();
@@ -256,7 +256,8 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
             if (derive && opts.bounds_mode != bounds_policy::drop) {
                 if (opts.bounds_mode == bounds_policy::check) detail::check_offsets(p, fn, seg, values.n);
                 using I = typename Seg::index_type;
-                detail::tile_reduce<int>(p, values, detail::start_keys<I, true>{seg.ptr, M}, M, out, r, opts);
+                detail::tile_reduce<detail::derived_label>(p, values, detail::start_keys<I, true>{seg.ptr, M}, M, out,
+                                                           r, opts);
                 return;
             }
         }
@@ -264,8 +265,8 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         if constexpr (starts_form) {
             if (one_column && L.M > 0) {
                 if (derive)
-                    detail::tile_reduce<int>(p, values, detail::start_keys<std::int64_t, true>{L.starts, M}, M, out,
-                                             r, opts);
+                    detail::tile_reduce<detail::derived_label>(
+                        p, values, detail::start_keys<std::int64_t, true>{L.starts, M}, M, out, r, opts);
                 else
                     detail::reduce_computed_keys(p, values, detail::start_keys<std::int64_t, false>{L.starts, M}, M,
                                                  out, r, opts, values.n / M, detail::stream_min_avg_rows,

@@ -118,7 +118,8 @@ struct fixed_keys {
 // then a compare of each row with the next segment's first row, which costs
 // less per row than a key in shared memory
 // (derived keys measured on an H100: 1.5x faster at one-row segments, 1.3x
-// slower at 1024-row ones). Derived keys lie in [-1, M], held as int: the
+// slower at 1024-row ones). Derived keys lie in [-1, M] and are staged as
+// labels less the tile's first key (derived_label), at most 32 bits: the
 // host derives only for M below INT_MAX.
 template <class J, bool Derive>
 struct start_keys {
@@ -201,6 +202,15 @@ constexpr bool fixed_rows_chunked(std::int64_t size) {
     }
     return false;
 }
+
+// Derived keys are staged as labels, the row's key less the tile's first
+// key, in 16 bits: two stages of 4096 fp32 rows then take 52.2 KB, and four
+// blocks fit an SM (with int keys, 69.6 KB: three; H200, offsets of 1 to 8
+// rows 1.07-1.16x). Tiles whose keys span more than derived_label_span
+// (tens of thousands of empty segments among their rows) keep 32-bit
+// labels, the high halves in the other stage's key slots (tile_labels).
+using derived_label = std::int16_t;
+constexpr std::int64_t derived_label_span = 32767;
 
 // Start keys are derived where segments average at most this many rows, over
 // the caller's offsets or the int64 starts built from lengths. Measured
@@ -694,44 +704,81 @@ __device__ void stage_tile(tile_stage<T, I, Keys>& st, unsigned at, const T* val
     __pipeline_commit();
 }
 
-// Derived keys (start_keys): the keys of the tile's `valid` rows from lo
-// into the stage's key slots, segments k0 and k1 holding its first and last
-// rows. The first row of each non-empty segment in (k0, k1] is marked with
-// it; each thread finds the last mark in its own rows, a block-wide max-scan
-// gives each thread the key its first row continues, and the thread fills its
-// rows forward. The empty segments in (k0, k1), which the same pass over the
-// starts finds, are written here by write_empty(s): a thread a segment, so
-// a warp's writes are consecutive, where the fold's threads would each
-// write the gaps they see one by one (the fold leaves them: derived_gap).
-// Called by the whole block.
-template <class I, class Keys, class Stage, class ScanTemp, class WriteEmpty>
-__device__ void derive_tile_keys(Stage& stage, Keys keys, std::int64_t lo, int valid, std::int64_t k0,
-                                 std::int64_t k1, ScanTemp& scan_temp, WriteEmpty write_empty) {
-    constexpr int items = Stage::items;
-    constexpr I none = I(1) << (8 * sizeof(I) - 1);  // the most negative I: no mark
+// Where thread u's row j keeps its label (derived keys), in elements of the
+// stage's key slots: row j of every thread together, so that a warp reading
+// its rows j reads 64 consecutive bytes. Laid out a thread's rows together,
+// as values are, a thread's 17 two-byte slots put threads u and u + 15 in
+// the same bank (offsets of 16 rows ran 0.87x as fast as with int keys).
+template <int Items>
+__device__ __forceinline__ int label_slot(int u, int j) {
+    return j * tile_threads + u;
+}
+
+// A tile's labels (derived keys) as the fold reads and derive_tile_keys
+// writes them: narrow, 16 bits at `at`; wide, the low half there and the
+// high half `high` bytes on, in the other stage's key slots (free while this
+// tile is folded: the next tile's copies fill only its values). Labels are
+// 0 or more; -1 (both halves all ones) is no label.
+template <bool Wide>
+struct tile_labels {
+    unsigned at, high;
+    __device__ int load(int slot) const {
+        const unsigned a = at + unsigned(slot) * unsigned(sizeof(derived_label));
+        if constexpr (Wide) {
+            return int(unsigned(load_shared<std::uint16_t>(a)) | unsigned(load_shared<std::uint16_t>(a + high)) << 16);
+        } else {
+            return load_shared<derived_label>(a);
+        }
+    }
+    __device__ void store(int slot, int label) const {
+        const unsigned a = at + unsigned(slot) * unsigned(sizeof(derived_label));
+        store_shared_if<std::uint16_t>(true, a, static_cast<std::uint16_t>(unsigned(label)));
+        if constexpr (Wide) store_shared_if<std::uint16_t>(true, a + high, static_cast<std::uint16_t>(unsigned(label) >> 16));
+    }
+};
+
+// Derived keys (start_keys): the labels of the tile's `valid` rows from lo,
+// each row's key less k0 (tile_labels), segments k0 and k1 holding its
+// first and last rows. The first row of each non-empty segment in (k0, k1]
+// is marked with its label; each thread finds the last mark in its own
+// rows, a block-wide max-scan gives each thread the label its first row
+// continues (0: k0's), and the thread fills its rows forward. The empty
+// segments in (k0, k1), which the same pass over the starts finds, are
+// written here by write_empty(s): a thread a segment, so a warp's writes are
+// consecutive, where the fold's threads would each write the gaps they see
+// one by one (the fold leaves them: derived_gap). Called by the whole block.
+template <int Items, bool Wide, class Keys, class ScanTemp, class WriteEmpty>
+__device__ void derive_tile_keys(const tile_labels<Wide>& labels, Keys keys, std::int64_t lo, int valid,
+                                 std::int64_t k0, std::int64_t k1, ScanTemp& scan_temp, WriteEmpty write_empty) {
     const int t = threadIdx.x;
-    I* mine = stage.keys + t * (items + 1);
-    const int left = valid - t * items;
-    const int count = left < 0 ? 0 : left < items ? left : items;
-    for (int j = 0; j < count; ++j) mine[j] = none;
+    const int left = valid - t * Items;
+    const int count = left < 0 ? 0 : left < Items ? left : Items;
+    for (int j = 0; j < count; ++j) labels.store(label_slot<Items>(t, j), -1);
     __syncthreads();
     for (std::int64_t s = k0 + 1 + t; s <= k1; s += tile_threads) {
         const std::int64_t b = keys.start(s);
         if (s == keys.M || keys.start(s + 1) > b) {
             const std::int64_t e = b - lo;
-            if (e >= 0 && e < valid) stage.keys[tile_slot<items>(static_cast<int>(e))] = static_cast<I>(s);
+            if (e >= 0 && e < valid) {
+                const int u = static_cast<int>(e) / Items;
+                labels.store(label_slot<Items>(u, static_cast<int>(e) - u * Items), static_cast<int>(s - k0));
+            }
         } else {
             write_empty(s);  // s < k1: the last row's segment has rows
         }
     }
     __syncthreads();
-    I last = none;  // marks rise with the row, so the last is the largest
-    for (int j = 0; j < count; ++j) last = mine[j] != none ? mine[j] : last;
-    I cur;
-    tile_block_scan<I>(scan_temp).ExclusiveScan(last, cur, static_cast<I>(k0), max_of{});
+    int last = -1;  // marks rise with the row, so the last is the largest
     for (int j = 0; j < count; ++j) {
-        cur = mine[j] != none ? mine[j] : cur;
-        mine[j] = cur;
+        const int mark = labels.load(label_slot<Items>(t, j));
+        last = mark > last ? mark : last;
+    }
+    int cur;
+    tile_block_scan<int>(scan_temp).ExclusiveScan(last, cur, 0, max_of{});
+    for (int j = 0; j < count; ++j) {
+        const int mark = labels.load(label_slot<Items>(t, j));
+        cur = mark >= 0 ? mark : cur;
+        if (mark < 0) labels.store(label_slot<Items>(t, j), cur);
     }
 }
 
@@ -760,11 +807,12 @@ constexpr int segment_thread_max_rows = 32;
 // segment starts, then the count and list of its long segments.
 template <class T, class Keys>
 constexpr std::int64_t segment_tile_max_span =
-    tile_threads * tile_stage<T, int, Keys>::items / 2;  // half a start a row
+    tile_threads * tile_stage<T, derived_label, Keys>::items / 2;  // half a start a row
 template <class T, class Keys>
-constexpr bool segment_tile_fits = tile_stage<T, int, Keys>::slots >=
-                                   segment_tile_max_span<T, Keys> + 3 +
-                                       tile_threads * tile_stage<T, int, Keys>::items / (segment_thread_max_rows + 1);
+constexpr bool segment_tile_fits =
+    tile_stage<T, derived_label, Keys>::slots * sizeof(derived_label) >=
+    sizeof(int) * (segment_tile_max_span<T, Keys> + 3 +
+                   tile_threads * tile_stage<T, derived_label, Keys>::items / (segment_thread_max_rows + 1));
 
 // Fold a staged tile [lo, hi) segment by segment, where that pays: thread t
 // takes segments k0 + t, k0 + t + 256, .. of the tile's keys [k0, k1],
@@ -789,7 +837,7 @@ __device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, co
                                    const rows_view<O>& out, std::int64_t M, std::int64_t lo, std::int64_t hi,
                                    std::int64_t n, std::int64_t k0, std::int64_t k1, std::int64_t before_key,
                                    std::int64_t after_key, tile_carry<S>& carry, const gap_list& gaps) {
-    constexpr int items = tile_stage<T, int, Keys>::items;
+    constexpr int items = tile_stage<T, derived_label, Keys>::items;
     static_assert(segment_tile_fits<T, Keys>, "the starts and the long segments fit the stage's key slots");
     const int t = threadIdx.x, lane = t % 32;
     const int span = static_cast<int>(k1 - k0), rows = static_cast<int>(hi - lo);
@@ -963,10 +1011,15 @@ constexpr std::size_t tile_stage_bytes() {
 // 85 it spills a few hundred bytes to L1, but the third block's warps hide
 // far more latency: 1.1-1.5x on an H100 against two blocks per SM (sorted
 // ids 1.27x, offsets 1.13-1.47x).
-constexpr int tile_min_blocks = 3;
+// Derived keys' stages of 16-bit labels (derived_label) leave room for
+// four, at 64 registers a thread, where the state is a value's size: the
+// states of argmax and argmin (a value and a row) then spilled, and ran
+// 0.64-0.85x as fast as three blocks an SM on segments of 2 to 8 rows (H200).
+template <class Keys, class S>
+constexpr int tile_min_blocks = Keys::derived && sizeof(S) <= 8 ? 4 : 3;
 
 template <class T, class O, class R, class S, class I, class Keys>
-SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
+SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
     tile_reduce_kernel(rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, R r, options opts,
                        std::int64_t tiles, const std::int64_t* edge_keys, tile_carry<S>* carry, gap_list gaps) {
     using scan = tile_block_scan<run_part<S>>;
@@ -982,6 +1035,9 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
     constexpr std::int64_t tile_rows = std::int64_t(tile_threads) * tile_items;
     const int t = threadIdx.x;
     const std::int64_t n = values.n;
+    // From stage buf's key slots to the other stage's, where wide labels keep
+    // their high halves (tile_labels).
+    auto labels_high = [&](int buf) { return buf == 0 ? unsigned(sizeof(stage_t)) : 0u - unsigned(sizeof(stage_t)); };
     auto bounds = [&](std::int64_t tile, std::int64_t& lo, std::int64_t& hi) {
         lo = tile * tile_rows;
         hi = lo + tile_rows < n ? lo + tile_rows : n;
@@ -1074,17 +1130,24 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         if constexpr (Keys::derived) {
             const std::int64_t k0 = tile_keys[0], k1 = tile_keys[1];
             if (k1 - k0 >= segment_tile_min_span && k1 - k0 <= segment_tile_max_span<T, Keys> &&
-                fold_tile_segments<T, O, R, S>(stages_at + unsigned(buf * sizeof(stage_t)), stages[buf].keys, keys,
+                fold_tile_segments<T, O, R, S>(stages_at + unsigned(buf * sizeof(stage_t)),
+                                               reinterpret_cast<int*>(stages[buf].keys), keys,
                                                r, opts, out, M, lo, hi, n, k0, k1,
                                                lo > 0 ? edge_keys[2 * tile - 1] : std::int64_t(-1),
                                                hi < n ? edge_keys[2 * tile + 2] : M, carry[tile], gaps)) {
                 __syncthreads();  // this stage and tile_keys are reused by the next tiles
                 continue;
             }
-            __shared__ typename tile_block_scan<I>::TempStorage key_scan_temp;
-            derive_tile_keys<I>(stages[buf], keys, lo, static_cast<int>(hi - lo), tile_keys[0], tile_keys[1],
-                                key_scan_temp,
-                                [&](std::int64_t s) { write_empty_segment<T>(r, opts, out, s); });
+            __shared__ typename tile_block_scan<int>::TempStorage key_scan_temp;
+            const unsigned own = stages_at + unsigned(buf * sizeof(stage_t) + offsetof(stage_t, keys));
+            const auto write_empty = [&](std::int64_t s) { write_empty_segment<T>(r, opts, out, s); };
+            if (k1 - k0 > derived_label_span) {
+                derive_tile_keys<tile_items>(tile_labels<true>{own, labels_high(buf)}, keys, lo,
+                                             static_cast<int>(hi - lo), k0, k1, key_scan_temp, write_empty);
+            } else {
+                derive_tile_keys<tile_items>(tile_labels<false>{own, 0}, keys, lo, static_cast<int>(hi - lo), k0,
+                                             k1, key_scan_temp, write_empty);
+            }
         }
         const std::int64_t row0 = lo + std::int64_t(t) * tile_items;
         // This thread's rows are elements [0, count) of its part of the stage.
@@ -1106,7 +1169,9 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                       "the ids follow the values");
         constexpr int thread_slots = tile_items + (chunked_ids ? 0 : 1);
         const unsigned vals_at = pinned(stage_at + unsigned(t * thread_slots * sizeof(T)));
-        const unsigned ids_at = pinned(keys_at + unsigned(t * thread_slots * sizeof(I)));
+        // Derived keys' labels: a thread's rows tile_threads slots apart.
+        const unsigned ids_at =
+            pinned(keys_at + unsigned((Keys::derived ? t : t * thread_slots) * static_cast<int>(sizeof(I))));
         // Keys of this thread's first and last rows (M when it has none).
         // Computed keys learn the last one from the fold below (the key its
         // last run has), instead of a second search of the starts.
@@ -1121,10 +1186,32 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
                 if (count > 0) k_first = span_k0 + top;
             }
         }
+        // Derived keys: the tile's first and last keys, and whether its
+        // labels are wide (tile_labels); a row's key is derived_k0 plus its
+        // label.
+        std::int64_t derived_k0 = 0, derived_k1 = 0;
+        bool wide = false;
+        if constexpr (Keys::derived) {
+            derived_k0 = tile_keys[0];
+            derived_k1 = tile_keys[1];
+            wide = derived_k1 - derived_k0 > derived_label_span;
+        }
+        // This thread's labels, row i at slot i * tile_threads (label_slot).
+        auto with_labels = [&](auto f) {
+            if (wide) return f(tile_labels<true>{ids_at, labels_high(buf)});
+            return f(tile_labels<false>{ids_at, 0});
+        };
         if (count > 0 && !marked) {
             if constexpr (keys_staged<Keys>) {
-                k_first = load_shared<I>(keys_at + stage_offset<I, tile_items, chunked_ids>(t, 0));
-                k_last = load_shared<I>(keys_at + stage_offset<I, tile_items, chunked_ids>(t, count - 1));
+                if constexpr (Keys::derived) {
+                    with_labels([&](const auto& labels) {
+                        k_first = derived_k0 + labels.load(0);
+                        k_last = derived_k0 + labels.load((count - 1) * tile_threads);
+                    });
+                } else {
+                    k_first = load_shared<I>(keys_at + stage_offset<I, tile_items, chunked_ids>(t, 0));
+                    k_last = load_shared<I>(keys_at + stage_offset<I, tile_items, chunked_ids>(t, count - 1));
+                }
             } else {
                 k_first = keys.first_between(row0, tile_keys[0], tile_keys[1]);
             }
@@ -1206,11 +1293,6 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
         bool multi = false;
         // Whether the empty segments between keys a and b were written by
         // derive_tile_keys: derived keys, and both inside the tile's range.
-        std::int64_t derived_k0 = 0, derived_k1 = 0;
-        if constexpr (Keys::derived) {
-            derived_k0 = tile_keys[0];
-            derived_k1 = tile_keys[1];
-        }
         auto derived_gap = [&](std::int64_t a, std::int64_t b) {
             return Keys::derived && a >= derived_k0 && b <= derived_k1;
         };
@@ -1385,24 +1467,44 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, tile_min_blocks)
             // a thread's rows is its padding slot, so the read ahead stays
             // in the stage.
             T v_ahead = load_shared<T>(vals_at);
-            I k_ahead{};
-            if constexpr (keys_staged<Keys>) k_ahead = load_shared<I>(ids_at);
-            for (int i = 0; i < count; ++i) {
-                const T v = v_ahead;
-                v_ahead = load_shared<T>(vals_at + unsigned((i + 1) * sizeof(T)));
-                if constexpr (keys_staged<Keys>) {
-                    const I k = k_ahead;
-                    k_ahead = load_shared<I>(ids_at + unsigned((i + 1) * sizeof(I)));
-                    // Within the rows, cur is some row's key: it fits in I.
-                    if (k != static_cast<I>(cur)) close_run(i, static_cast<std::int64_t>(k));
-                } else {
-                    if (row0 + i >= bound) {
-                        std::int64_t k = cur;
-                        keys.advance(k, bound, row0 + i);
-                        close_run(i, k);
+            if constexpr (Keys::derived) {
+                // Narrow and wide labels each their own loop, so that the
+                // row loop tests neither.
+                with_labels([&](const auto& labels) {
+                    int k_ahead = labels.load(0);
+                    int label = k_ahead;  // the open run's
+                    for (int i = 0; i < count; ++i) {
+                        const T v = v_ahead;
+                        v_ahead = load_shared<T>(vals_at + unsigned((i + 1) * sizeof(T)));
+                        const int k = k_ahead;
+                        k_ahead = labels.load((i + 1) * tile_threads);
+                        if (k != label) {
+                            close_run(i, derived_k0 + k);
+                            label = k;
+                        }
+                        r.update(st, v, row0 + i);
                     }
+                });
+            } else {
+                I k_ahead{};
+                if constexpr (Keys::loaded) k_ahead = load_shared<I>(ids_at);
+                for (int i = 0; i < count; ++i) {
+                    const T v = v_ahead;
+                    v_ahead = load_shared<T>(vals_at + unsigned((i + 1) * sizeof(T)));
+                    if constexpr (Keys::loaded) {
+                        const I k = k_ahead;
+                        k_ahead = load_shared<I>(ids_at + unsigned((i + 1) * sizeof(I)));
+                        // Within the rows, cur is some row's key: it fits in I.
+                        if (k != static_cast<I>(cur)) close_run(i, static_cast<std::int64_t>(k));
+                    } else {
+                        if (row0 + i >= bound) {
+                            std::int64_t k = cur;
+                            keys.advance(k, bound, row0 + i);
+                            close_run(i, k);
+                        }
+                    }
+                    r.update(st, v, row0 + i);
                 }
-                r.update(st, v, row0 + i);
             }
         }
         // Where the input ends inside this thread, the rows after it count as
