@@ -1128,8 +1128,16 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
         }
         __pipeline_wait_prior(1);
         __syncthreads();
+        // Derived keys: the tile's first and last keys, and whether its
+        // labels are wide (tile_labels); a row's key is derived_k0 plus its
+        // label.
+        std::int64_t derived_k0 = 0, derived_k1 = 0;
+        bool wide = false;
         if constexpr (Keys::derived) {
             const std::int64_t k0 = tile_keys[0], k1 = tile_keys[1];
+            derived_k0 = k0;
+            derived_k1 = k1;
+            wide = k1 - k0 > derived_label_span;
             if (k1 - k0 >= segment_tile_min_span && k1 - k0 <= segment_tile_max_span<T, Keys> &&
                 fold_tile_segments<T, O, R, S>(stages_at + unsigned(buf * sizeof(stage_t)),
                                                reinterpret_cast<int*>(stages[buf].keys), keys,
@@ -1142,7 +1150,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
             __shared__ typename tile_block_scan<int>::TempStorage key_scan_temp;
             const unsigned own = stages_at + unsigned(buf * sizeof(stage_t) + offsetof(stage_t, keys));
             const auto write_empty = [&](std::int64_t s) { write_empty_segment<T>(r, opts, out, s); };
-            if (k1 - k0 > derived_label_span) {
+            if (wide) {
                 derive_tile_keys<tile_items>(tile_labels<true>{own, labels_high(buf)}, keys, lo,
                                              static_cast<int>(hi - lo), k0, k1, key_scan_temp, write_empty);
             } else {
@@ -1186,16 +1194,6 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
                 tile_block_scan<int>(mark_scan_temp).InclusiveScan(mark, top, max_of{});
                 if (count > 0) k_first = span_k0 + top;
             }
-        }
-        // Derived keys: the tile's first and last keys, and whether its
-        // labels are wide (tile_labels); a row's key is derived_k0 plus its
-        // label.
-        std::int64_t derived_k0 = 0, derived_k1 = 0;
-        bool wide = false;
-        if constexpr (Keys::derived) {
-            derived_k0 = tile_keys[0];
-            derived_k1 = tile_keys[1];
-            wide = derived_k1 - derived_k0 > derived_label_span;
         }
         // This thread's labels, row i at slot i * tile_threads (label_slot).
         auto with_labels = [&](auto f) {
