@@ -9,7 +9,8 @@
 // block boundary, and values that test what the lanes must not change --
 // ties (the arg is the lowest row), +0 against -0, infinities, runs of only
 // -inf or +inf, NaN at the start, in the middle or in the scalar tail of a
-// run, and values that improve on every row (each block finds a new best).
+// run, and values that improve on every row (each block finds a new best);
+// sorted ids of short runs, folded a window of rows at a time as offsets.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -116,16 +117,19 @@ TYPED_TEST(ReduceExtremumRuns, EveryLengthNearALaneOrBlock) {
 // -0, now and then a run of another pattern (NaN first, inside or last,
 // only infinities, rising or falling) or a longer one that breaks a group
 // (9 to 40 rows), on one to three threads; the plain forms with a fill
-// value, an arg out, counts and an accumulated out.
-template <class T, class I>
-void check_short_run_groups(segref::rng& g, const segred::host_policy& pol) {
+// value, an arg out, counts and an accumulated out. `runs` runs; with
+// `long_stretch`, 2500 runs of 32 rows a third of the way in.
+template <form F, class T, class I>
+void check_short_run_groups(segref::rng& g, const segred::host_policy& pol, int runs, bool long_stretch) {
     using segref::op;
+    SCOPED_TRACE(segtest::form_name(F));
     segtest::seg_input<I> s;
-    s.kind = form::offsets;
+    s.kind = F;
     std::vector<T> v;
     std::vector<i64> len;
-    for (int k = 0; k < 6000; ++k) {
-        const i64 L = segref::coin(g, 0.05) ? segref::uniform_int(g, 9, 40) : segref::uniform_int(g, 0, 8);
+    for (int k = 0; k < runs; ++k) {
+        i64 L = segref::coin(g, 0.05) ? segref::uniform_int(g, 9, 40) : segref::uniform_int(g, 0, 8);
+        if (long_stretch && k >= runs / 3 && k < runs / 3 + 2500) L = 32;
         const pattern p = segref::coin(g, 0.9) ? pattern::ties
                                                : static_cast<pattern>(segref::uniform_int(g, 0, int(pattern::count) - 1));
         append_run(g, v, L, p);
@@ -133,23 +137,23 @@ void check_short_run_groups(segref::rng& g, const segred::host_policy& pol) {
     }
     s.M = static_cast<i64>(len.size());
     s.n = static_cast<i64>(v.size());
-    s.idx = segref::offsets_from_lengths<I>(len);
+    s.idx = F == form::sorted_ids ? segref::sorted_ids_from_lengths<I>(len) : segref::offsets_from_lengths<I>(len);
     segtest::trial_config c;
     c.fill_mode = segref::fill::nan;
-    segtest::check_reduce<form::offsets, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
-    segtest::check_reduce<form::offsets, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
+    segtest::check_reduce<F, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
+    segtest::check_reduce<F, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
     c.fill_mode = segref::fill::zero;
-    segtest::check_reduce<form::offsets, T, I, i64>(pol, segred::argmax{}, op::argmax, 0, c, s, v, g);
-    segtest::check_reduce<form::offsets, T, I, i64>(pol, segred::argmin{}, op::argmin, 0, c, s, v, g);
+    segtest::check_reduce<F, T, I, i64>(pol, segred::argmax{}, op::argmax, 0, c, s, v, g);
+    segtest::check_reduce<F, T, I, i64>(pol, segred::argmin{}, op::argmin, 0, c, s, v, g);
     c.arg = true;
     c.counts = true;
-    segtest::check_reduce<form::offsets, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
+    segtest::check_reduce<F, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
     c.arg = false;
     c.counts = false;
     c.fill_mode = segref::fill::constant;
     c.fill_value = 7.5;
     c.accumulate = true;
-    segtest::check_reduce<form::offsets, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
+    segtest::check_reduce<F, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
 }
 
 // fn(policy) on one, two and three threads, each traced.
@@ -166,7 +170,22 @@ TYPED_TEST(ReduceExtremumRuns, ShortRunsInGroups) {
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
     on_thread_counts([&](const segred::host_policy& pol) {
-        for (int trial = 0; trial < 3 && !::testing::Test::HasFailure(); ++trial) check_short_run_groups<T, I>(g, pol);
+        for (int trial = 0; trial < 3 && !::testing::Test::HasFailure(); ++trial)
+            check_short_run_groups<form::offsets, T, I>(g, pol, 6000, false);
+    });
+}
+
+// The same runs as sorted ids, over about 270000 rows (five chunks of
+// 65536): chunks whose first and last ids span short runs fold them a
+// window of 2048 rows at a time through the offsets' loop, the chunk of
+// 32-row runs keeps the run loop, and runs cross the chunk boundaries.
+TYPED_TEST(ReduceExtremumRuns, SortedIdShortRunWindows) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    on_thread_counts([&](const segred::host_policy& pol) {
+        for (int trial = 0; trial < 2 && !::testing::Test::HasFailure(); ++trial)
+            check_short_run_groups<form::sorted_ids, T, I>(g, pol, 40000, true);
     });
 }
 

@@ -63,6 +63,15 @@ inline void running_max(window_row* x, std::int64_t count) {
 #endif
 }
 
+// Whether the rows [from, to) of sorted ids span enough segments for runs
+// of at most 6 rows on average (short_run_min_runs a window), by their
+// first and last ids alone.
+template <class I>
+bool spans_short_runs(const I* ids, std::int64_t from, std::int64_t to) {
+    const std::int64_t span = static_cast<std::int64_t>(ids[to - 1]) - static_cast<std::int64_t>(ids[from]);
+    return span * short_run_window >= short_run_min_runs * (to - from);
+}
+
 // Whether the rows [from, to) of sorted ids, which the run loop has just
 // folded (to - from >= short_run_window), held short_run_min_runs runs or
 // more in their first short_run_window rows. First, whether they spanned
@@ -75,8 +84,7 @@ inline void running_max(window_row* x, std::int64_t count) {
 // runs in the run loop slowed it by 6% on random lengths of 0 to 16 rows.)
 template <class I>
 bool short_runs_after(const I* ids, std::int64_t from, std::int64_t to) {
-    const std::int64_t span = static_cast<std::int64_t>(ids[to - 1]) - static_cast<std::int64_t>(ids[from]);
-    if (span * short_run_window < short_run_min_runs * (to - from)) return false;
+    if (!spans_short_runs(ids, from, to)) return false;
     constexpr int samples = static_cast<int>(short_run_window / 32) - 1;
     const I* w = ids + from;
     int starts = 0;

@@ -40,6 +40,35 @@ SEGRED_FORCE_INLINE bool one_id_each(const I* ids) {
     return ok;
 }
 
+// The first row in [k, hi) whose id is not s (ids[k] == s): a short linear
+// probe for short runs, then gallop while whole windows hold s and bisect
+// the last window, so long runs are found without touching every id.
+// Forced inline: a lambda of reduce_sorted_runs before, GCC called it out
+// of line from the run loop once that loop had two instances (with and
+// without windows), 7% more instructions on max over 32-row runs.
+template <class I>
+SEGRED_FORCE_INLINE std::int64_t run_end_of(const I* ids, std::int64_t k, std::int64_t hi, std::int64_t s) {
+    auto id = [ids](std::int64_t j) { return static_cast<std::int64_t>(ids[j]); };
+    const std::int64_t probe_end = std::min(k + 8, hi);
+    for (++k; k < probe_end; ++k)
+        if (id(k) != s) return k;
+    if (k == hi || id(k) != s) return k;
+    std::int64_t step = 16;
+    while (k + step <= hi && id(k + step - 1) == s) {
+        k += step;
+        step = std::min<std::int64_t>(step * 2, std::int64_t(1) << 12);
+    }
+    std::int64_t lim = std::min(k + step, hi);
+    while (k < lim) {
+        const std::int64_t mid = k + (lim - k) / 2;
+        if (id(mid) == s)
+            k = mid + 1;
+        else
+            lim = mid;
+    }
+    return k;
+}
+
 // The runs of one-column rows [k, hi) of a chunk (k starts a run), folded and
 // emitted; a run going on past hi (and past the chunk, hi < n) is handed to
 // tail(first_row, state) instead. Returns hi. This is the loop that one-row
@@ -47,19 +76,17 @@ SEGRED_FORCE_INLINE bool one_id_each(const I* ids) {
 // a local pointer and costs one store per segment; runs of 16 rows or more
 // are folded in lanes (row_fold::fold_one) after a probe of their 16th id,
 // and one-row runs of consecutive ids go in batches without per-run branches.
-template <class F, class I, class Emit, class RunEnd, class Tail>
+template <bool Windows, class F, class I, class Emit, class Tail>
 std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi, std::int64_t n, const F& folder,
-                                  Emit& emit, const RunEnd& run_end, Tail&& tail) {
+                                  Emit& emit, Tail&& tail) {
     using State = typename F::state;
     constexpr int K = one_row_batch;
-    // Windows of short runs (short_run_windows.hpp) are tried at the start
-    // and wherever the last window, or the last short_run_window rows (or
-    // more: to the end of a run) of this loop, held short runs
-    // (short_runs_after); only where the offsets' loop folds short runs
-    // without a branch on their length (sums and means of float or double):
-    // elsewhere it folds them row by row too, and windows ran max over
-    // random lengths of 1 to 3 rows at 0.63x.
-    constexpr bool windows = F::masked_fold;
+    // With Windows, windows of short runs (short_run_windows.hpp) are tried
+    // at the start and wherever the last window, or the last
+    // short_run_window rows (or more: to the end of a run) of this loop,
+    // held short runs (short_runs_after). Only where the offsets' loop folds
+    // short runs without a branch on their length (windows_by_chunk).
+    constexpr bool windows = Windows;
     std::unique_ptr<window_row[]> window;
     bool short_runs = windows;
     for (;;) {
@@ -76,7 +103,7 @@ std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi,
             const std::int64_t s = static_cast<std::int64_t>(ids[k]), b = k;
             State a;
             if (b + 16 <= hi && static_cast<std::int64_t>(ids[b + 15]) == s) {  // 16 rows or more: in lanes
-                k = run_end(b, hi, s);
+                k = run_end_of(ids, b, hi, s);
                 a = folder.fold_one(b, k);
             } else {
                 a = folder.init();
@@ -114,6 +141,19 @@ std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi,
     }
 }
 
+// Which one-column chunks take fold_one_column_runs with windows. Sums and
+// means of float or double: all (masked_fold), their run loop with the
+// window tests ran as fast as without. Max, min and their arg forms (whose
+// short runs the offsets' loop folds in lanes too): only chunks whose first
+// and last ids say their runs are short (windows_by_chunk). Windows ran
+// their power-law lengths 1.4-1.7x as fast, but with the window tests in it
+// their run loop ran runs of 32 and 1024 rows 5-15% slower, so other chunks
+// keep a loop without them. Other folders: none; the offsets' loop folds
+// their short runs row by row too, and windows ran max over random lengths
+// of 1 to 3 rows at 0.63x before its short runs went into lanes.
+template <class F>
+constexpr bool windows_by_chunk = F::masked_extremum && !F::masked_fold;
+
 // ids must be sorted and in [0, M) (checked, or promised by unchecked).
 // F is a row folder (row_fold.hpp): fold(st, k0, k1) folds rows [k0, k1)
 // into fresh states st[0..width), combine(a, b) merges two states.
@@ -125,29 +165,6 @@ void reduce_sorted_runs(const host_policy& p, const I* ids, std::int64_t n, std:
     const std::int64_t chunk = piece_rows(width);
     const std::int64_t chunks = (n + chunk - 1) / chunk;
     auto id = [&](std::int64_t k) { return static_cast<std::int64_t>(ids[k]); };
-    // The first row in [k, hi) whose id is not s (id(k) == s): a short
-    // linear probe for short runs, then gallop while whole windows hold s and
-    // bisect the last window, so long runs are found without touching every id.
-    auto run_end = [&](std::int64_t k, std::int64_t hi, std::int64_t s) {
-        const std::int64_t probe_end = std::min(k + 8, hi);
-        for (++k; k < probe_end; ++k)
-            if (id(k) != s) return k;
-        if (k == hi || id(k) != s) return k;
-        std::int64_t step = 16;
-        while (k + step <= hi && id(k + step - 1) == s) {
-            k += step;
-            step = std::min<std::int64_t>(step * 2, std::int64_t(1) << 12);
-        }
-        std::int64_t lim = std::min(k + step, hi);
-        while (k < lim) {
-            const std::int64_t mid = k + (lim - k) / 2;
-            if (id(mid) == s)
-                k = mid + 1;
-            else
-                lim = mid;
-        }
-        return k;
-    };
     // Fold the run of id s that starts at row b into dst; returns the row
     // after it (or hi). A short one-column run is folded as it is scanned,
     // so one-row segments cost one pass over their row.
@@ -162,7 +179,7 @@ void reduce_sorted_runs(const host_policy& p, const I* ids, std::int64_t n, std:
             dst[0] = a;
             return k;
         }
-        const std::int64_t k = run_end(b, hi, s);
+        const std::int64_t k = run_end_of(ids, b, hi, s);
         folder.fold(dst, b, k);
         return k;
     };
@@ -200,11 +217,20 @@ void reduce_sorted_runs(const host_policy& p, const I* ids, std::int64_t n, std:
         } else {
             emit_empty(st.get(), lo == 0 ? 0 : id(lo - 1) + 1, id(lo));
         }
-        if (width == 1)
-            k = fold_one_column_runs(ids, k, hi, n, folder, emit, run_end, [&](std::int64_t b, const State& a) {
+        if (width == 1) {
+            const auto keep_tail = [&](std::int64_t b, const State& a) {
                 tail[static_cast<std::size_t>(c)] = a;
                 tail_begin[static_cast<std::size_t>(c)] = b;
-            });
+            };
+            const auto runs = [&](auto windows) {
+                return fold_one_column_runs<decltype(windows)::value>(ids, k, hi, n, folder, emit, keep_tail);
+            };
+            if constexpr (windows_by_chunk<F>)
+                k = hi - k >= short_run_window && spans_short_runs(ids, k, hi) ? runs(std::true_type{})
+                                                                               : runs(std::false_type{});
+            else
+                k = runs(std::bool_constant<F::masked_fold>{});
+        }
         while (k < hi) {
             const std::int64_t s = id(k), b = k;
             k = fold_run(st.get(), b, hi, s);
