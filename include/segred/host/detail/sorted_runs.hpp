@@ -84,11 +84,10 @@ std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi,
     // With Windows, windows of short runs (short_run_windows.hpp) are tried
     // at the start and wherever the last window, or the last
     // short_run_window rows (or more: to the end of a run) of this loop,
-    // held short runs (short_runs_after). Only where the offsets' loop folds
-    // short runs without a branch on their length (windows_by_chunk).
-    constexpr bool windows = Windows;
+    // held short runs (short_runs_after). Which folders and chunks take
+    // them: windows_by_chunk below.
     std::unique_ptr<window_row[]> window;
-    bool short_runs = windows;
+    bool short_runs = Windows;
     for (;;) {
         while (short_runs) {
             std::int64_t runs = 0;
@@ -97,7 +96,7 @@ std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi,
             k = after;
             short_runs = runs >= short_run_min_runs;
         }
-        const std::int64_t from = k, stop = windows ? std::min(hi, k + short_run_window) : hi;
+        const std::int64_t from = k, stop = Windows ? std::min(hi, k + short_run_window) : hi;
         if (k >= stop) return hi;
         while (k < stop) {
             const std::int64_t s = static_cast<std::int64_t>(ids[k]), b = k;
@@ -137,7 +136,7 @@ std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi,
                 emit_one(emit, e, folder.init(), 0);
         }
         if (k >= hi) return hi;
-        short_runs = windows && short_runs_after(ids, from, k);
+        short_runs = Windows && short_runs_after(ids, from, k);
     }
 }
 
