@@ -349,12 +349,20 @@ inline std::vector<case_spec> all_cases() {
     // Wide half-precision rows over unsorted ids (four columns a vector atomic
     // from 8-byte loads), ids averaging 16 rows each.
     add(O::sum, F::ids, D::uniform, total_rows() / 64 / 16, value_kind::f16, index_kind::i32, 64);
-    // Rows of 4 and 8 floats (one and two 16-byte vectors; below 8 columns,
-    // segments of over 16 rows take a whole warp, the shorter ones a lane
-    // alone; from 8, a warp per segment).
+    // Rows of 4 and 8 floats (one and two 16-byte vectors), and short or
+    // mixed segments of wider rows: a thread per segment and vector of
+    // columns where segments are short, a warp per segment where they are
+    // long (cuda/detail/reduce_layout.cuh).
     for (std::int64_t w : {std::int64_t(4), std::int64_t(8)})
         for (std::int64_t L : {std::int64_t(4), std::int64_t(32), std::int64_t(1024)})
             add(O::sum, F::offsets, D::fixed, L, value_kind::f32, index_kind::i32, w);
+    for (std::int64_t w : {std::int64_t(16), std::int64_t(64)})
+        for (std::int64_t L : {std::int64_t(1), std::int64_t(4)})
+            add(O::sum, F::offsets, D::fixed, L, value_kind::f32, index_kind::i32, w);
+    for (std::int64_t w : {std::int64_t(4), std::int64_t(16), std::int64_t(64)})
+        add(O::sum, F::offsets, D::uniform, 32, value_kind::f32, index_kind::i32, w);
+    for (std::int64_t w : {std::int64_t(4), std::int64_t(16)})
+        add(O::max, F::offsets, D::fixed, 32, value_kind::f32, index_kind::i32, w);
 
     // 6. bincount, unweighted (int32 counts) and weighted (fp32).
     for (O op : {O::bincount, O::bincount_w}) {

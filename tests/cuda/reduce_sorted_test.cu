@@ -631,15 +631,13 @@ TYPED_TEST(CudaSortedReduce, StreamedLongSegments) {
     }
 }
 
-// Rows of several columns over a layout: from 8 columns each lane reads a
-// 16-byte vector of columns where the width is a multiple of one and the
-// values are 16-byte aligned (4 floats or int32s, 2 doubles or int64s), else
-// one column. Widths of 2 and 4 (fewer than 8 columns: a column a lane;
-// segments over 16 rows take the whole warp, the shorter ones a lane alone),
-// widths whose vectors fill a warp's lanes several rows at a time (8 to 64
+// Rows of several columns over a layout: a thread per segment and 16-byte
+// vector of columns where the width is a multiple of one and the values are
+// 16-byte aligned (4 floats or int32s, 2 doubles or int64s), else a column
+// a thread; segments over 128 rows take the whole warp, which reads vectors
+// of columns too, filling its lanes several rows at a time (8 to 64
 // columns: full rows side by side, and 12 or 40 columns, where lanes are
-// left over; below 16 elements only on the 300-row segment), whose vectors
-// take the lanes several passes (136, 264), odd widths, and every one of
+// left over) or over several passes (136, 264). Odd widths, and every one of
 // them again from an unaligned start. Short random segments, empty ones
 // among them and at both ends, and one of 300 rows.
 template <form F, class T, class I>
@@ -672,6 +670,83 @@ TYPED_TEST(CudaSortedReduce, WideRows) {
             wide_rows_case<form::offsets, T, I>(g, width, shifted);
             wide_rows_case<form::sorted_ids, T, I>(g, width, shifted);
         }
+}
+
+// Rows of several columns, segments averaging under 64 rows: a thread per
+// segment and vector of columns folds a segment of up to 128 rows alone and
+// stores its vector of results at once where out allows; the warp holding
+// a longer segment's first vector reduces it, and a giant one (over 65536
+// rows) goes to the piece passes. Segments of 0-20 rows, with ones of 128
+// and 129 rows and a giant among them. Then segments averaging over 64 rows
+// (a warp per segment, narrow rows too), with short and empty ones among
+// them. Sums, plain (whole-vector stores where aligned), with counts, and
+// with a constant fill for empty segments; argmax (a thread keeps a vector
+// of (value, row) states up to 3 vectors a row, else the warp per
+// segment); a mean accumulated into out with counts (a column at a time).
+template <form F, class T, class I>
+void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifted) {
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", width " + std::to_string(width) +
+                 (long_average ? ", long segments" : ", short segments") + (shifted ? ", unaligned" : ""));
+    std::vector<i64> len;
+    if (long_average) {
+        for (int s = 0; s < 120; ++s) len.push_back(segref::uniform_int(g, 65, 400));
+        for (i64 at : {0, 7, 50, 119}) len[static_cast<std::size_t>(at)] = at % 2 ? 0 : 3;
+    } else {
+        len = segref::random_lengths(g, 4000, 20, 0.2);
+        len[1000] = 128;
+        len[2000] = 129;
+        len[3000] = 70001;
+    }
+    segtest::seg_input<I> s;
+    s.kind = F;
+    s.M = static_cast<i64>(len.size());
+    s.n = segref::total(len);
+    if constexpr (F == form::offsets) s.idx = segref::offsets_from_lengths<I>(len);
+    if constexpr (F == form::lengths) s.idx.assign(len.begin(), len.end());
+    if constexpr (F == form::sorted_ids) s.idx = segref::sorted_ids_from_lengths<I>(len);
+    segtest::trial_config c;
+    c.width = width;
+    c.shifted = shifted;
+    sum_argmax_and_mean<F, T>(g, s, c);
+    using segref::op;
+    c.out_width = width;
+    const std::vector<T> v = segref::random_values<T>(g, s.n * width, segref::value_kind::general);
+    const segtest::device_memory mem;
+    segtest::trial_config counted = c;
+    counted.counts = true;
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, counted, s, v, g, mem);
+    segtest::trial_config filled = c;
+    filled.fill_mode = segref::fill::constant;
+    filled.fill_value = -7;
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, filled, s, v, g, mem);
+}
+
+TYPED_TEST(CudaSortedReduce, ColumnUnits) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (bool shifted : {false, true}) {
+        for (i64 width : {3, 4, 12, 16}) {
+            column_units_case<form::offsets, T, I>(g, width, false, shifted);
+            column_units_case<form::sorted_ids, T, I>(g, width, false, shifted);
+        }
+        column_units_case<form::lengths, T, I>(g, 8, false, shifted);
+        for (i64 width : {2, 4, 16}) column_units_case<form::offsets, T, I>(g, width, true, shifted);
+        column_units_case<form::sorted_ids, T, I>(g, 5, true, shifted);
+    }
+    // Fixed segments of several columns: short ones on units, and ones over
+    // 65536 rows, the only size for which their piece passes are launched.
+    for (i64 size : {3, 70001}) {
+        SCOPED_TRACE("fixed segments of " + std::to_string(size) + " rows");
+        segtest::seg_input<I> s;
+        s.kind = form::fixed;
+        s.fixed_size = size;
+        s.M = size == 3 ? 5000 : 2;
+        s.n = s.M * size;
+        segtest::trial_config c;
+        c.width = 4;
+        sum_argmax_and_mean<form::fixed, T>(g, s, c);
+    }
 }
 
 } // namespace

@@ -240,7 +240,7 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
             return;
         }
         // Fixed segments need no layout in memory: starts are s * size.
-        detail::reduce_positions(p, values, detail::fixed_starts{seg.size}, nullptr, seg.M, out, r, opts);
+        detail::reduce_positions(p, values, detail::fixed_starts{seg.size}, nullptr, seg.M, out, r, opts, seg.size);
     } else {
         // One-column segments from starts: the tile reduction. Short segments
         // derive their keys in shared memory (as labels of 16 or 32 bits, so
@@ -258,6 +258,14 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
                 using I = typename Seg::index_type;
                 detail::tile_reduce<detail::derived_label>(p, values, detail::start_keys<I, true>{seg.ptr, M}, M, out,
                                                            r, opts);
+                return;
+            }
+            // Rows of several columns read the caller's offsets in place
+            // (under drop, only once they are made monotone, in the layout).
+            if (!one_column && opts.bounds_mode != bounds_policy::drop) {
+                if (opts.bounds_mode == bounds_policy::check) detail::check_offsets(p, fn, seg, values.n);
+                using I = typename Seg::index_type;
+                detail::reduce_positions(p, values, detail::offset_starts<I>{seg.ptr}, nullptr, M, out, r, opts);
                 return;
             }
         }

@@ -2,12 +2,11 @@
 //
 // Shaped so that neither classic collapse of segmented reductions happens
 // (a whole block on a one-row segment; one thread walking a long segment):
-//  - segments_kernel: each warp takes 32 consecutive segments, one per lane.
-//    A short segment of narrow rows is reduced by its lane alone; a medium
-//    one by the whole warp (lanes across rows for narrow rows, across columns
-//    for wide ones); a giant one is only listed. One pass over the starts, no
-//    scan over M. Rows of 8 columns or more take wide_segments_kernel
-//    instead: a warp per segment, lanes across columns.
+//  - segments averaging few rows: a thread per segment and vector of columns
+//    (segment_columns.cuh), the whole warp on its longer ones;
+//  - warp_segments_kernel, for segments averaging many rows: a warp per
+//    segment, lanes across its rows or columns. Either lists giant segments.
+//    One pass over the starts, no scan over M.
 //  - giant segments are cut into pieces; one warp reduces a piece into a
 //    partial state, and one block then combines a segment's partials with a
 //    fixed tree.
@@ -33,8 +32,6 @@ namespace segred {
 namespace cuda {
 namespace detail {
 
-constexpr std::int64_t short_segment = 16;             // lane-alone, narrow rows
-constexpr std::int64_t narrow_width = 8;               // below: lane-alone short segments
 constexpr std::int64_t giant_segment = std::int64_t(1) << 16;  // above: split across warps
 constexpr int warps_per_block = block_threads / 32;
 
@@ -45,17 +42,37 @@ inline std::int64_t piece_rows(std::int64_t width) {
     return p > 64 ? p : 64;
 }
 
-// Segment starts: an array of M + 1 positions, or fixed-size segments.
+// Segment starts: an array of M + 1 positions, the caller's offsets in
+// place (32-bit ones: an int64 copy of them cost a read and two writes of
+// the starts, as much again as one-row segments' values), or fixed-size
+// segments.
 struct array_starts {
     const std::int64_t* p;
     __device__ std::int64_t operator()(std::int64_t s) const { return p[s]; }
+};
+template <class I>
+struct offset_starts {
+    const I* p;
+    __device__ std::int64_t operator()(std::int64_t s) const { return static_cast<std::int64_t>(p[s]); }
 };
 struct fixed_starts {
     std::int64_t size;
     __device__ std::int64_t operator()(std::int64_t s) const { return s * size; }
 };
 
+// A giant segment as the segment pass lists it: its index and positions, so
+// the piece passes need no starts (and take no template on their kind).
+struct giant_entry {
+    std::int64_t s, begin, end;
+};
+
 inline namespace SEGRED_ABI_NS {
+
+// List segment s of positions [b, e) as giant.
+__device__ inline void list_giant(giant_entry* giant_list, unsigned long long* giant_count, std::int64_t s,
+                                  std::int64_t b, std::int64_t e) {
+    giant_list[atomicAdd(giant_count, 1ull)] = giant_entry{s, b, e};
+}
 
 __device__ inline std::int64_t position_row(const std::int64_t* perm, std::int64_t k) { return perm ? perm[k] : k; }
 
@@ -92,7 +109,7 @@ __device__ row_vector<V, T> load_row_vector(const T* p) {
 // rows' whole width, a multiple of the vector, on 16-byte-aligned data (so
 // every row start is aligned too).
 template <class T>
-__device__ bool rows_in_vectors(const rows_view<const T>& values, std::int64_t F) {
+SEGRED_HD bool rows_in_vectors(const rows_view<const T>& values, std::int64_t F) {
     return F == values.width && F % vector_elems<T> == 0 && (reinterpret_cast<std::uintptr_t>(values.data) & 15) == 0;
 }
 
@@ -254,59 +271,15 @@ __device__ void write_segment(const R& r, const options& opts, const rows_view<O
     if (f == 0 && opts.counts_out) opts.counts_out[s] = len;
 }
 
+// Segments averaging many rows: a warp per segment (grid-stride over
+// segments), lanes across its rows or columns (warp_reduce_range). Giving a
+// warp 32 consecutive segments and reducing them one after another left too
+// few warps in flight where segments are few (width 256, 32-row segments of
+// 2^26 values: 8192 segments, 256 warps on the whole device).
 template <class T, class O, class R, class S, class Starts>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
-    segments_kernel(rows_view<const T> values, Starts starts, const std::int64_t* perm, std::int64_t M,
-                    rows_view<O> out, R r, options opts, std::int64_t* giant_list,
-                    unsigned long long* giant_count) {
-    __shared__ S lanes[warps_per_block][32];
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const std::int64_t F = out.width;
-    const bool narrow = F < narrow_width;
-    const std::int64_t stride = std::int64_t(gridDim.x) * block_threads;
-    for (std::int64_t base = (std::int64_t(blockIdx.x) * warps_per_block + warp) * 32; base < M; base += stride) {
-        const std::int64_t s = base + lane;
-        const bool valid = s < M;
-        const std::int64_t b = valid ? starts(s) : 0, e = valid ? starts(s + 1) : 0, len = e - b;
-        const bool alone = valid && narrow && len <= short_segment;
-        const bool giant = valid && len > giant_segment;
-        if (alone) {
-            for (std::int64_t f = 0; f < F; ++f) {
-                S st = r.template init<T>();
-                for (std::int64_t k = b; k < e; ++k) {
-                    const std::int64_t row = position_row(perm, k);
-                    r.update(st, values(row, f), row);
-                }
-                write_segment<T>(r, opts, out, s, f, st, len);
-            }
-        }
-        if (giant) giant_list[atomicAdd(giant_count, 1ull)] = s;
-        unsigned together = __ballot_sync(0xffffffffu, valid && !alone && !giant);
-        while (together) {
-            const int j = __ffs(together) - 1;
-            together &= together - 1;
-            const std::int64_t bj = __shfl_sync(0xffffffffu, b, j), ej = __shfl_sync(0xffffffffu, e, j);
-            // A column a lane. Rows this narrow lie 32 to a step as 16-byte
-            // vectors, and the combining tree then cost more than the loads
-            // saved: 4 floats a row, H200, 32-row segments 0.66x with
-            // vectors (1024-row ones 2.47x), and 0.87x with vectors_pay
-            // choosing per segment (1.60x).
-            warp_reduce_columns<T>(values, perm, bj, ej, F, r, lanes[warp], [&](std::int64_t f, const S& st) {
-                write_segment<T>(r, opts, out, base + j, f, st, ej - bj);
-            });
-        }
-    }
-}
-
-// Rows of narrow_width columns or more: a warp per segment (grid-stride over
-// segments), lanes across columns. segments_kernel would give a warp 32
-// consecutive segments and reduce them one after another, which leaves too
-// few warps in flight when wide rows make segments few (width 256, 32-row
-// segments of 2^26 values: 8192 segments, 256 warps on the whole device).
-template <class T, class O, class R, class S, class Starts>
-SEGRED_KERNEL void __launch_bounds__(block_threads)
-    wide_segments_kernel(rows_view<const T> values, Starts starts, const std::int64_t* perm, std::int64_t M,
-                         rows_view<O> out, R r, options opts, std::int64_t* giant_list,
+    warp_segments_kernel(rows_view<const T> values, Starts starts, const std::int64_t* perm, std::int64_t M,
+                         rows_view<O> out, R r, options opts, giant_entry* giant_list,
                          unsigned long long* giant_count) {
     __shared__ S lanes[warps_per_block][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -314,7 +287,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     for (std::int64_t s = std::int64_t(blockIdx.x) * warps_per_block + warp; s < M; s += warps) {
         const std::int64_t b = starts(s), e = starts(s + 1);
         if (e - b > giant_segment) {
-            if (lane == 0) giant_list[atomicAdd(giant_count, 1ull)] = s;
+            if (lane == 0) list_giant(giant_list, giant_count, s, b, e);
             continue;
         }
         warp_reduce_range<T>(values, perm, b, e, out.width, r, lanes[warp],
@@ -325,10 +298,11 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
 // One block: piece_offset[i] = pieces of giant segments before list entry i,
 // for i in [0, count]; the pieces of entry i are [piece_offset[i],
 // piece_offset[i + 1]).
-template <class Starts>
+// A template (on nothing) so the header defines it once per program, not once per TU.
+template <class Int = std::int64_t>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
-    giant_plan_kernel(Starts starts, const std::int64_t* giant_list, const unsigned long long* giant_count,
-                      std::int64_t P, std::int64_t* piece_offset) {
+    giant_plan_kernel(const giant_entry* giant_list, const unsigned long long* giant_count, std::int64_t P,
+                      std::int64_t* piece_offset) {
     using scan = cub::BlockScan<std::int64_t, block_threads>;
     __shared__ typename scan::TempStorage temp;
     const std::int64_t count = static_cast<std::int64_t>(*giant_count);
@@ -336,10 +310,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     for (std::int64_t base = 0; base < count; base += block_threads) {
         const std::int64_t i = base + threadIdx.x;
         std::int64_t np = 0;
-        if (i < count) {
-            const std::int64_t s = giant_list[i];
-            np = (starts(s + 1) - starts(s) + P - 1) / P;
-        }
+        if (i < count) np = (giant_list[i].end - giant_list[i].begin + P - 1) / P;
         std::int64_t before, total;
         scan(temp).ExclusiveSum(np, before, total);
         if (i < count) piece_offset[i] = carry + before;
@@ -349,10 +320,10 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     if (threadIdx.x == 0) piece_offset[count] = carry;
 }
 
-template <class T, class R, class S, class Starts>
+template <class T, class R, class S>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
-    giant_pieces_kernel(rows_view<const T> values, Starts starts, const std::int64_t* perm, std::int64_t F, R r,
-                        const std::int64_t* giant_list, const unsigned long long* giant_count,
+    giant_pieces_kernel(rows_view<const T> values, const std::int64_t* perm, std::int64_t F, R r,
+                        const giant_entry* giant_list, const unsigned long long* giant_count,
                         const std::int64_t* piece_offset, std::int64_t P, S* partial) {
     __shared__ S lanes[warps_per_block][32];
     const int warp = threadIdx.x / 32;
@@ -361,27 +332,26 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
     const std::int64_t total_warps = std::int64_t(gridDim.x) * warps_per_block;
     for (std::int64_t q = std::int64_t(blockIdx.x) * warps_per_block + warp; q < Q; q += total_warps) {
         const std::int64_t i = last_at_most(piece_offset, count, q);  // few entries: cached
-        const std::int64_t s = giant_list[i];
-        const std::int64_t seg_end = starts(s + 1);
-        const std::int64_t k0 = starts(s) + (q - piece_offset[i]) * P;
+        const std::int64_t seg_end = giant_list[i].end;
+        const std::int64_t k0 = giant_list[i].begin + (q - piece_offset[i]) * P;
         const std::int64_t k1 = k0 + P < seg_end ? k0 + P : seg_end;
         warp_reduce_range<T>(values, perm, k0, k1, F, r, lanes[warp],
                              [&](std::int64_t f, const S& st) { partial[q * F + f] = st; });
     }
 }
 
-template <class T, class O, class R, class S, class Starts>
+template <class T, class O, class R, class S>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
-    giant_combine_kernel(Starts starts, rows_view<O> out, R r, options opts, const std::int64_t* giant_list,
+    giant_combine_kernel(rows_view<O> out, R r, options opts, const giant_entry* giant_list,
                          const unsigned long long* giant_count, const std::int64_t* piece_offset,
                          const S* partial) {
     __shared__ S tree[block_threads];
     const std::int64_t F = out.width;
     const std::int64_t count = static_cast<std::int64_t>(*giant_count);
     for (std::int64_t i = blockIdx.x; i < count; i += gridDim.x) {
-        const std::int64_t s = giant_list[i];
+        const std::int64_t s = giant_list[i].s;
         const std::int64_t q0 = piece_offset[i], q1 = piece_offset[i + 1];
-        const std::int64_t len = starts(s + 1) - starts(s);
+        const std::int64_t len = giant_list[i].end - giant_list[i].begin;
         for (std::int64_t f = 0; f < F; ++f) {
             S st = r.template init<T>();
             for (std::int64_t q = q0 + threadIdx.x; q < q1; q += block_threads) r.combine(st, partial[q * F + f]);

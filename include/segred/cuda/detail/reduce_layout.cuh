@@ -5,49 +5,113 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "launch.cuh"
 #include "layout.cuh"
 #include "reduce_kernels.cuh"
+#include "segment_columns.cuh"
 #include "temp_buffer.cuh"
 
 namespace segred {
 namespace cuda {
 namespace detail {
 
-// Reduce M segments given by `starts` (array_starts or fixed_starts) over
-// positions, position k standing for row perm[k] (or k when perm is null).
+// Which pass reduces the segments, from their average length on the host
+// (no read-back): a thread per unit (segment_columns_kernel) where segments
+// are short, a warp per segment (warp_segments_kernel) where the average
+// segment holds unit_max_vectors vectors or more (G a row: each lane of a
+// warp then gets several), or unit_max_avg_rows rows or more whatever its
+// width (a warp of units then walks the long segments of its 32 / G units
+// one after another). H200, 2^26 floats, the public call: 16 columns (G = 4)
+// in 32-row segments 93 against 101 us; 64 columns (G = 16) 96.5 against
+// 90.7 us with units, but in 4-row segments 115 against 170; the kernel
+// alone, 16 columns in 1024-row segments 154 us with units against 76. The
+// arg forms keep V (value, row) states a thread and take units below fewer
+// vectors (16 floats a row in 32-row segments: 148 against 134 us; 12
+// floats 142 against 171).
+constexpr std::int64_t unit_max_avg_rows = 64;
+constexpr std::int64_t unit_max_vectors = 192;
+constexpr std::int64_t unit_max_arg_vectors = 112;
+// Rows up to which a unit's thread folds its segment alone; longer
+// segments take the whole warp (H200: 32 to 1024 rows alike on fixed
+// lengths; 0.75x with 16 on 0..64-row segments).
+constexpr std::int64_t unit_alone_rows = 128;
+constexpr std::int64_t unit_share_rows = 4;
+
+// The pass over every segment: listed giants aside, each segment's result
+// is written.
+template <class T, class O, class R, class S, class Starts>
+void launch_segment_pass(const par_t& p, rows_view<const T> values, Starts starts, const std::int64_t* perm,
+                         std::int64_t M, rows_view<O> out, const R& r, const options& opts, giant_entry* giant_list,
+                         unsigned long long* giant_count) {
+    const std::int64_t F = out.width, n = values.n;
+    constexpr int V = vector_elems<T>;
+    const bool vectors = V > 1 && rows_in_vectors(values, F);
+    const std::int64_t G = vectors ? F / V : F;
+    const std::int64_t max_vectors = R::has_arg ? unit_max_arg_vectors : unit_max_vectors;
+    const bool units = n <= M * unit_max_avg_rows && n * G < M * max_vectors;
+    if (!units) {
+        warp_segments_kernel<T, O, R, S><<<grid_for(M * 32), block_threads, 0, p.stream>>>(
+            values, starts, perm, M, out, r, opts, giant_list, giant_count);
+        return;
+    }
+    // Two threads to a unit, each taking every other row, where rows are
+    // under 8 vectors wide and segments average 8 rows or more: a step then
+    // reads two rows of each segment side by side (H200, 2^26 floats,
+    // 4 columns in 32-row segments 92 against 129 us; 16 columns 1.02-1.06x;
+    // 8 threads to a unit 99 us). G must be a power of two, so that a
+    // segment's 2G threads never straddle two warps (their shuffle stays in
+    // one). Not for the arg forms (argmax 0.64-0.85x), nor for states the
+    // combining shuffles cannot move.
+    const bool pairs = G * 2 <= 8 && (G & (G - 1)) == 0;
+    const int share =
+        !R::has_arg && std::is_trivially_copyable<S>::value && pairs && n >= M * 2 * unit_share_rows ? 2 : 1;
+    const unsigned grid = grid_for((M * G * share + 31) / 32 * 32);
+    if constexpr (V > 1) {
+        if (vectors) {
+            segment_columns_kernel<V, T, O, R, S><<<grid, block_threads, 0, p.stream>>>(
+                values, starts, perm, M, out, r, opts, share, unit_alone_rows, giant_list, giant_count);
+            return;
+        }
+    }
+    segment_columns_kernel<1, T, O, R, S><<<grid, block_threads, 0, p.stream>>>(
+        values, starts, perm, M, out, r, opts, share, unit_alone_rows, giant_list, giant_count);
+}
+
+// Reduce M segments given by `starts` (array_starts, offset_starts or
+// fixed_starts) over positions, position k standing for row perm[k] (or k
+// when perm is null). longest: a bound on the longest segment known on the
+// host (fixed segments' size), else the rows; the piece passes are launched
+// only where it lets a segment be giant.
 template <class T, class O, class R, class Starts>
 void reduce_positions(const par_t& p, rows_view<const T> values, Starts starts, const std::int64_t* perm,
-                      std::int64_t M, rows_view<O> out, const R& r, const options& opts) {
+                      std::int64_t M, rows_view<O> out, const R& r, const options& opts,
+                      std::int64_t longest = -1) {
     using S = state_t<R, T>;
     if (M == 0) return;
     const std::int64_t F = out.width, n = values.n;
     // Positions never exceed the rows, which bounds the giant segments.
     const std::int64_t max_giants = n / giant_segment + 1;
-    temp_buffer<std::int64_t> giant_list(p, max_giants), piece_offset(p, max_giants + 1);
+    if (longest < 0 || longest > n) longest = n;
+    temp_buffer<giant_entry> giant_list(p, max_giants);
+    temp_buffer<std::int64_t> piece_offset(p, max_giants + 1);
     temp_buffer<unsigned long long> giant_count(p, 1);
     SEGRED_CUDA_CHECK(cudaMemsetAsync(giant_count.get(), 0, sizeof(unsigned long long), p.stream));
-    if (F >= narrow_width)
-        wide_segments_kernel<T, O, R, S><<<grid_for(M * 32), block_threads, 0, p.stream>>>(
-            values, starts, perm, M, out, r, opts, giant_list.get(), giant_count.get());
-    else
-        segments_kernel<T, O, R, S><<<grid_for((M + 31) / 32 * 32), block_threads, 0, p.stream>>>(
-            values, starts, perm, M, out, r, opts, giant_list.get(), giant_count.get());
+    launch_segment_pass<T, O, R, S>(p, values, starts, perm, M, out, r, opts, giant_list.get(), giant_count.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
-    if (n <= giant_segment) return;  // no segment can be giant
+    if (longest <= giant_segment) return;  // no segment can be giant
 
     const std::int64_t P = piece_rows(F);
     const std::int64_t max_pieces = n / P + max_giants;
     temp_buffer<S> partial(p, max_pieces * F);
-    giant_plan_kernel<<<1, block_threads, 0, p.stream>>>(starts, giant_list.get(), giant_count.get(), P,
-                                                         piece_offset.get());
+    giant_plan_kernel<<<1, block_threads, 0, p.stream>>>(giant_list.get(), giant_count.get(), P, piece_offset.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
     giant_pieces_kernel<T, R, S><<<grid_for(max_pieces * 32), block_threads, 0, p.stream>>>(
-        values, starts, perm, F, r, giant_list.get(), giant_count.get(), piece_offset.get(), P, partial.get());
+        values, perm, F, r, giant_list.get(), giant_count.get(), piece_offset.get(), P, partial.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
     giant_combine_kernel<T, O, R, S><<<grid_for(max_giants, 1), block_threads, 0, p.stream>>>(
-        starts, out, r, opts, giant_list.get(), giant_count.get(), piece_offset.get(), partial.get());
+        out, r, opts, giant_list.get(), giant_count.get(), piece_offset.get(), partial.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,0 +1,155 @@
+// segred/cuda/detail/segment_columns.cuh -- the segment pass over a device
+// layout: a thread per segment and V consecutive columns.
+//
+// A unit is (segment s, columns [c, c + V)); units are numbered s * G + c / V
+// with G = F / V vectors a row, and consecutive threads take consecutive
+// units. A thread folds its unit's rows alone when the segment has at most
+// `alone_rows` of them, V columns in one load, with no combining tree. At
+// each row step a warp then reads whole rows of 32 / G consecutive segments
+// (a contiguous stretch where G >= 32), and M * G threads are in flight.
+// With `share` = 2 (rows of a power of two below 8 vectors), two threads G
+// apart in one warp take a unit, each every other row, and combine by one
+// shuffle.
+// The warp per segment that this replaces (lanes across the rows of one
+// segment, then a tree) walked its segments one after another, each behind
+// its starts' load: H200, 2^26 floats in 32-row segments, 0.31-0.79 of a
+// copy at widths 4 to 64, below torch's segment_reduce.
+//
+// A longer segment is reduced by the whole warp holding its first unit
+// (warp_reduce_range: lanes across its rows or columns); a giant one is only
+// listed, for the piece passes (reduce_kernels.cuh).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "../../core/finalize.hpp"
+#include "../../core/options.hpp"
+#include "../../core/views.hpp"
+#include "launch.cuh"
+#include "reduce_kernels.cuh"
+
+namespace segred {
+namespace cuda {
+namespace detail {
+inline namespace SEGRED_ABI_NS {
+
+// V columns of `row` from column c: one 16-byte load where V says so.
+template <int V, class T>
+__device__ row_vector<V, T> load_columns(const rows_view<const T>& values, std::int64_t row, std::int64_t c) {
+    if constexpr (V == 1) {
+        return row_vector<1, T>{{values(row, c)}};
+    } else {
+        return load_row_vector<V>(values.data + row * values.width + c);
+    }
+}
+
+// Whether a unit's V results can go out in 16-byte stores: V outputs fill
+// whole stores, every unit's first column lies at a multiple of V (out's
+// width is one) on 16-byte-aligned data, and each result is a plain store
+// (no accumulate, no arg out beside it).
+template <int V, class O, class R>
+__device__ bool stores_in_vectors(const rows_view<O>& out, const options& opts) {
+    if constexpr (V == 1 || (V * sizeof(O)) % 16 != 0) {
+        return false;
+    } else {
+        const bool arg_out = R::has_arg && opts.arg_ptr != nullptr;
+        return !opts.accumulate_into && !arg_out && out.width % V == 0 &&
+               (reinterpret_cast<std::uintptr_t>(out.data) & 15) == 0;
+    }
+}
+
+// Columns [c, c + V) of segment s, whose `rows` rows reduced to st. One
+// 16-byte store for four floats: stored a column at a time, a warp's
+// results reached each 32-byte sector in four partial writes (H200, 2^26
+// floats at width 16 in one-row segments: 0.58 of a copy).
+template <int V, class T, class O, class R, class S>
+__device__ void write_unit(const R& r, const options& opts, const rows_view<O>& out, std::int64_t s, std::int64_t c,
+                           const S (&st)[V], std::int64_t rows, bool vector_stores) {
+    if constexpr (V > 1 && (V * sizeof(O)) % 16 == 0) {
+        if (vector_stores) {
+            O o[V];
+            for (int j = 0; j < V; ++j)
+                o[j] = rows == 0 ? segred::detail::empty_value<T, O>(r, opts)
+                                 : segred::detail::finalized<O>(r, st[j], [&] { return rows; });
+            uint4* to = reinterpret_cast<uint4*>(&out(s, c));
+            for (int w = 0; w < static_cast<int>(V * sizeof(O) / 16); ++w) {
+                uint4 raw;
+                memcpy(&raw, reinterpret_cast<const char*>(o) + 16 * w, sizeof raw);
+                to[w] = raw;
+            }
+            if (c == 0 && opts.counts_out) opts.counts_out[s] = rows;
+            return;
+        }
+    }
+    for (int j = 0; j < V; ++j) write_segment<T>(r, opts, out, s, c + j, st[j], rows);
+}
+
+template <int V, class T, class O, class R, class S, class Starts>
+SEGRED_KERNEL void __launch_bounds__(block_threads)
+    segment_columns_kernel(rows_view<const T> values, Starts starts, const std::int64_t* perm, std::int64_t M,
+                           rows_view<O> out, R r, options opts, int share, std::int64_t alone_rows,
+                           giant_entry* giant_list, unsigned long long* giant_count) {
+    __shared__ S lanes[warps_per_block][32];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const std::int64_t F = out.width, G = F / V, GQ = G * share, threads = M * GQ;
+    // Below 2^32 threads (all but the largest calls) a 32-bit division.
+    const bool narrow = threads <= std::int64_t(0xffffffffu);
+    const bool vector_stores = stores_in_vectors<V, O, R>(out, opts);
+    const std::int64_t stride = std::int64_t(gridDim.x) * block_threads;
+    for (std::int64_t base = (std::int64_t(blockIdx.x) * warps_per_block + warp) * 32; base < threads;
+         base += stride) {
+        const std::int64_t u = base + lane;
+        const bool valid = u < threads;
+        std::int64_t s = 0;
+        if (valid)
+            s = narrow ? static_cast<std::int64_t>(static_cast<std::uint32_t>(u) / static_cast<std::uint32_t>(GQ))
+                       : u / GQ;
+        // This thread's place among its segment's GQ: q * G + its vector.
+        const int at = valid ? static_cast<int>(u - s * GQ) : 0;
+        const int q = share == 1 ? 0 : at / static_cast<int>(G);
+        const std::int64_t c = static_cast<std::int64_t>(at - q * static_cast<int>(G)) * V;
+        const std::int64_t b = valid ? starts(s) : 0, e = valid ? starts(s + 1) : 0, len = e - b;
+        const bool alone = valid && len <= alone_rows;
+        S st[V];
+        for (int j = 0; j < V; ++j) st[j] = r.template init<T>();
+        if (alone) {
+#pragma unroll 4
+            for (std::int64_t k = b + q; k < e; k += share) {
+                const std::int64_t row = position_row(perm, k);
+                const row_vector<V, T> x = load_columns<V>(values, row, c);
+                for (int j = 0; j < V; ++j) r.update(st[j], x.e[j], row);
+            }
+        }
+        if constexpr (std::is_trivially_copyable<S>::value) {
+            // The share's lanes of one vector lie G apart; a fixed tree.
+            for (int half = share / 2; half >= 1; half /= 2) {
+                for (int j = 0; j < V; ++j) {
+                    const S other = shuffle_down(st[j], half * static_cast<int>(G));
+                    if (q < half) r.combine(st[j], other);
+                }
+            }
+        }
+        if (alone && q == 0) write_unit<V, T>(r, opts, out, s, c, st, len, vector_stores);
+        const bool first = valid && c == 0 && q == 0;
+        if (first && len > giant_segment) list_giant(giant_list, giant_count, s, b, e);
+        unsigned together = __ballot_sync(0xffffffffu, first && len > alone_rows && len <= giant_segment);
+        while (together) {
+            const int j = __ffs(together) - 1;
+            together &= together - 1;
+            const std::int64_t sj = __shfl_sync(0xffffffffu, s, j);
+            const std::int64_t bj = __shfl_sync(0xffffffffu, b, j), ej = __shfl_sync(0xffffffffu, e, j);
+            warp_reduce_range<T>(values, perm, bj, ej, F, r, lanes[warp], [&](std::int64_t f, const S& x) {
+                write_segment<T>(r, opts, out, sj, f, x, ej - bj);
+            });
+        }
+    }
+}
+
+} // namespace SEGRED_ABI_NS
+} // namespace detail
+} // namespace cuda
+} // namespace segred
