@@ -681,8 +681,9 @@ TYPED_TEST(CudaSortedReduce, WideRows) {
 // (a warp per segment, narrow rows too), with short and empty ones among
 // them. Sums, plain (whole-vector stores where aligned), with counts, and
 // with a constant fill for empty segments; argmax (a thread keeps a vector
-// of (value, row) states up to 3 vectors a row, else the warp per
-// segment); a mean accumulated into out with counts (a column at a time).
+// of (value, row) states where segments average under 112 vectors, else the
+// warp per segment: both occur among these widths and value types); a mean
+// accumulated into out with counts (a column at a time).
 template <form F, class T, class I>
 void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifted) {
     SCOPED_TRACE(std::string(segtest::form_name(F)) + ", width " + std::to_string(width) +
