@@ -683,20 +683,24 @@ TYPED_TEST(CudaSortedReduce, WideRows) {
 // with a constant fill for empty segments; argmax (a thread keeps a vector
 // of (value, row) states where segments average under 112 vectors, else the
 // warp per segment: both occur among these widths and value types); a mean
-// accumulated into out with counts (a column at a time).
+// accumulated into out with counts (a column at a time). Without the giant
+// (`giant` false), short segments of 0-24 rows: about 10 on average, where
+// one column takes a thread a segment (two from 16 rows on average, as with
+// the giant: about 17.6).
 template <form F, class T, class I>
-void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifted) {
+void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifted, bool giant = true) {
     SCOPED_TRACE(std::string(segtest::form_name(F)) + ", width " + std::to_string(width) +
-                 (long_average ? ", long segments" : ", short segments") + (shifted ? ", unaligned" : ""));
+                 (long_average ? ", long segments" : giant ? ", short segments" : ", short segments, no giant") +
+                 (shifted ? ", unaligned" : ""));
     std::vector<i64> len;
     if (long_average) {
         for (int s = 0; s < 120; ++s) len.push_back(segref::uniform_int(g, 65, 400));
         for (i64 at : {0, 7, 50, 119}) len[static_cast<std::size_t>(at)] = at % 2 ? 0 : 3;
     } else {
-        len = segref::random_lengths(g, 4000, 20, 0.2);
+        len = segref::random_lengths(g, 4000, giant ? 20 : 24, 0.2);
         len[1000] = 128;
         len[2000] = 129;
-        len[3000] = 70001;
+        if (giant) len[3000] = 70001;
     }
     segtest::seg_input<I> s;
     s.kind = F;
@@ -720,6 +724,17 @@ void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifte
     filled.fill_mode = segref::fill::constant;
     filled.fill_value = -7;
     segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::sum{}, op::sum, 0, filled, s, v, g, mem);
+    if (width == 1) {
+        // Under drop, one column's starts are built (made monotone) first,
+        // then reduced by the same units; a max over values with NaN.
+        segtest::trial_config dropped = c;
+        dropped.bounds = segred::bounds_policy::drop;
+        std::vector<T> with_nan = v;
+        if constexpr (std::is_floating_point<T>::value)
+            for (T& x : with_nan)
+                if (segref::coin(g, 0.05)) x = std::numeric_limits<T>::quiet_NaN();
+        segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::max{}, op::max, 0, dropped, s, with_nan, g, mem);
+    }
 }
 
 TYPED_TEST(CudaSortedReduce, ColumnUnits) {
@@ -732,6 +747,12 @@ TYPED_TEST(CudaSortedReduce, ColumnUnits) {
             column_units_case<form::sorted_ids, T, I>(g, width, false, shifted);
         }
         column_units_case<form::lengths, T, I>(g, 8, false, shifted);
+        // One column from offsets and lengths (units from 8 rows a segment
+        // on average), alone and in pairs.
+        for (bool giant : {false, true}) {
+            column_units_case<form::offsets, T, I>(g, 1, false, shifted, giant);
+            column_units_case<form::lengths, T, I>(g, 1, false, shifted, giant);
+        }
         for (i64 width : {2, 4, 16}) column_units_case<form::offsets, T, I>(g, width, true, shifted);
         column_units_case<form::sorted_ids, T, I>(g, 5, true, shifted);
     }

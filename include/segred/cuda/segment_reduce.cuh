@@ -250,7 +250,11 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         // (reduce_computed_keys).
         constexpr bool starts_form = Seg::kind == segment_kind::offsets || Seg::kind == segment_kind::lengths;
         const std::int64_t M = seg.num_segments();
-        const bool derive = one_column && M > 0 && M < std::numeric_limits<int>::max() &&
+        // One column in segments of 8 to 63 rows on average: a thread (or
+        // two) a segment, as for rows of several columns
+        // (detail::column_units_apply).
+        const bool units = one_column && detail::column_units_apply(values.n, M);
+        const bool derive = one_column && !units && M > 0 && M < std::numeric_limits<int>::max() &&
                             values.n <= M * detail::derive_max_rows_per_segment;
         if constexpr (Seg::kind == segment_kind::offsets) {
             if (derive && opts.bounds_mode != bounds_policy::drop) {
@@ -260,9 +264,10 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
                                                            r, opts);
                 return;
             }
-            // Rows of several columns read the caller's offsets in place
-            // (under drop, only once they are made monotone, in the layout).
-            if (!one_column && opts.bounds_mode != bounds_policy::drop) {
+            // Rows of several columns, and units of one, read the caller's
+            // offsets in place (under drop, only once they are made monotone,
+            // in the layout).
+            if ((!one_column || units) && opts.bounds_mode != bounds_policy::drop) {
                 if (opts.bounds_mode == bounds_policy::check) detail::check_offsets(p, fn, seg, values.n);
                 using I = typename Seg::index_type;
                 detail::reduce_positions(p, values, detail::offset_starts<I>{seg.ptr}, nullptr, M, out, r, opts);
@@ -271,7 +276,7 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         }
         const detail::device_layout L = detail::build_layout(p, fn, seg, values.n, opts.bounds_mode);
         if constexpr (starts_form) {
-            if (one_column && L.M > 0) {
+            if (one_column && !units && L.M > 0) {
                 if (derive)
                     detail::tile_reduce<detail::derived_label>(
                         p, values, detail::start_keys<std::int64_t, true>{L.starts, M}, M, out, r, opts);

@@ -305,6 +305,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
                       std::int64_t* piece_offset) {
     using scan = cub::BlockScan<std::int64_t, block_threads>;
     __shared__ typename scan::TempStorage temp;
+    wait_for_prior_grids();
     const std::int64_t count = static_cast<std::int64_t>(*giant_count);
     std::int64_t carry = 0;
     for (std::int64_t base = 0; base < count; base += block_threads) {
@@ -327,6 +328,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
                         const std::int64_t* piece_offset, std::int64_t P, S* partial) {
     __shared__ S lanes[warps_per_block][32];
     const int warp = threadIdx.x / 32;
+    wait_for_prior_grids();
     const std::int64_t count = static_cast<std::int64_t>(*giant_count);
     const std::int64_t Q = piece_offset[count];
     const std::int64_t total_warps = std::int64_t(gridDim.x) * warps_per_block;
@@ -346,6 +348,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
                          const unsigned long long* giant_count, const std::int64_t* piece_offset,
                          const S* partial) {
     __shared__ S tree[block_threads];
+    wait_for_prior_grids();
     const std::int64_t F = out.width;
     const std::int64_t count = static_cast<std::int64_t>(*giant_count);
     for (std::int64_t i = blockIdx.x; i < count; i += gridDim.x) {

@@ -4,6 +4,7 @@
 // the device, and grids are sized from bounds known on the host.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -38,6 +39,19 @@ constexpr std::int64_t unit_max_arg_vectors = 112;
 // lengths; 0.75x with 16 on 0..64-row segments).
 constexpr std::int64_t unit_alone_rows = 128;
 constexpr std::int64_t unit_share_rows = 4;
+// One column takes units (not the tile reduction) from 8 rows a segment on
+// average, up to unit_max_avg_rows; a thread alone below 16 (H200, 2^26
+// floats from int32 offsets: 8 rows 132 us against 164 tiled; 12 rows 109
+// against 271; uniform in 0..32 / 0..128 rows 156 / 157 against 313 / 223;
+// two threads a unit at 8 rows 230 us), two from 16 (32 rows: 151 against
+// 272 alone, where the segments' 128-byte strides meet in the caches).
+constexpr std::int64_t unit_min_avg_rows_one_column = 8;
+constexpr std::int64_t unit_share_rows_one_column = 16;
+
+// Whether n rows of one column in M segments go to units.
+inline bool column_units_apply(std::int64_t n, std::int64_t M) {
+    return M > 0 && n >= M * unit_min_avg_rows_one_column && n < M * unit_max_avg_rows;
+}
 
 // The pass over every segment: listed giants aside, each segment's result
 // is written.
@@ -65,8 +79,8 @@ void launch_segment_pass(const par_t& p, rows_view<const T> values, Starts start
     // one). Not for the arg forms (argmax 0.64-0.85x), nor for states the
     // combining shuffles cannot move.
     const bool pairs = G * 2 <= 8 && (G & (G - 1)) == 0;
-    const int share =
-        !R::has_arg && std::is_trivially_copyable<S>::value && pairs && n >= M * 2 * unit_share_rows ? 2 : 1;
+    const std::int64_t share_rows = F == 1 ? unit_share_rows_one_column : 2 * unit_share_rows;
+    const int share = !R::has_arg && std::is_trivially_copyable<S>::value && pairs && n >= M * share_rows ? 2 : 1;
     const unsigned grid = grid_for((M * G * share + 31) / 32 * 32);
     if constexpr (V > 1) {
         if (vectors) {
@@ -77,6 +91,15 @@ void launch_segment_pass(const par_t& p, rows_view<const T> values, Starts start
     }
     segment_columns_kernel<1, T, O, R, S><<<grid, block_threads, 0, p.stream>>>(
         values, starts, perm, M, out, r, opts, share, unit_alone_rows, giant_list, giant_count);
+}
+
+// Blocks of the giant pieces pass: four an SM at most, one wave that
+// grid-strides over the pieces. Each block must be scheduled to find the
+// list empty where no segment was giant (H200, 2^22 rows of 16 floats: 1 us
+// of 82 against sixteen an SM; as fast on giants, one an SM 1.2x slower).
+inline unsigned pieces_grid(std::int64_t max_pieces) {
+    const unsigned wave = static_cast<unsigned>(device_attribute(cudaDevAttrMultiProcessorCount)) * 4;
+    return std::min(grid_for(max_pieces * 32), wave);
 }
 
 // Reduce M segments given by `starts` (array_starts, offset_starts or
@@ -105,14 +128,14 @@ void reduce_positions(const par_t& p, rows_view<const T> values, Starts starts, 
     const std::int64_t P = piece_rows(F);
     const std::int64_t max_pieces = n / P + max_giants;
     temp_buffer<S> partial(p, max_pieces * F);
-    giant_plan_kernel<<<1, block_threads, 0, p.stream>>>(giant_list.get(), giant_count.get(), P, piece_offset.get());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
-    giant_pieces_kernel<T, R, S><<<grid_for(max_pieces * 32), block_threads, 0, p.stream>>>(
-        values, perm, F, r, giant_list.get(), giant_count.get(), piece_offset.get(), P, partial.get());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
-    giant_combine_kernel<T, O, R, S><<<grid_for(max_giants, 1), block_threads, 0, p.stream>>>(
-        out, r, opts, giant_list.get(), giant_count.get(), piece_offset.get(), partial.get());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
+    // Each pass launched as a dependent of the one before (launch_dependent):
+    // where none was listed, they only find the count at 0.
+    launch_dependent(p, 1, block_threads, giant_plan_kernel<>, giant_list.get(), giant_count.get(), P,
+                     piece_offset.get());
+    launch_dependent(p, pieces_grid(max_pieces), block_threads, giant_pieces_kernel<T, R, S>, values, perm, F, r,
+                     giant_list.get(), giant_count.get(), piece_offset.get(), P, partial.get());
+    launch_dependent(p, grid_for(max_giants, 1), block_threads, giant_combine_kernel<T, O, R, S>, out, r, opts,
+                     giant_list.get(), giant_count.get(), piece_offset.get(), partial.get());
 }
 
 template <class T, class O, class R>
