@@ -2,7 +2,8 @@
 // folds (lanes of 4 and 16, combined in registers, a range's last part
 // round read whole with the next run's rows masked off; blocks of 256 rows
 // for the arg forms, a block's best row found 32, then 4 rows at a time by
-// vector compares; runs of 1 to 15 rows in 16 lanes, those past the run
+// vector compares; runs of 16 to 255 rows for the arg forms in one pass,
+// each lane keeping its extremum and the step it grew at; runs of 1 to 15 rows in 16 lanes, those past the run
 // masked, the first row equal to the lanes' extremum taken; groups of
 // runs of up to 8 rows in the lanes of one register), against
 // the independent sequential reference: every run length around a lane or
@@ -62,11 +63,13 @@ void append_run(segref::rng& g, std::vector<T>& v, i64 len, pattern p) {
     if (p == pattern::nan_last) v[at + static_cast<std::size_t>(len - 1)] = nan;
 }
 
-// Runs of every length near 4, 16 and 256 rows, each pattern in turn.
+// Runs of every length near 4, 16 and 256 rows, and between 16 and 256 with
+// every remainder of 8 (the arg forms' one-pass lanes fold the rows past
+// their whole steps one at a time), each pattern in turn.
 template <class T, class I>
 void make_runs(segref::rng& g, segtest::seg_input<I>& s, std::vector<T>& v) {
-    const std::vector<i64> lengths = {0,  1,  3,   4,   5,   15,  16,  17,  31,  32,  33,  63,  64,
-                                      65, 67, 255, 256, 257, 259, 300, 511, 512, 513, 777, 1030};
+    const std::vector<i64> lengths = {0,  1,  3,  4,  5,   15,  16,  17,  19,  23,  24,  31,  32,  33,  39, 63,
+                                      64, 65, 67, 100, 135, 254, 255, 256, 257, 259, 300, 511, 512, 513, 777, 1030};
     std::vector<i64> len;
     int p = 0;
     for (int round = 0; round < 2; ++round)

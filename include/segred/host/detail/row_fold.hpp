@@ -8,6 +8,7 @@
 
 #include "../../core/reducers.hpp"
 #include "../../core/views.hpp"
+#include "simd_arg_extremum.hpp"
 #include "simd_extremum.hpp"
 #include "simd_lane_sum.hpp"
 #include "simd_short_sum.hpp"
@@ -86,7 +87,7 @@ struct row_fold {
             return a;
         }
         if constexpr (arg_extremum != 0 && has_simd_extremum<T>)
-            if (values.width == 1) return fold_arg_blocks(k0, k1);
+            if (values.width == 1) return k1 - k0 < arg_block ? fold_arg_one_pass(k0, k1) : fold_arg_blocks(k0, k1);
         if (sizeof(state) <= 8 && k1 - k0 >= 256) return fold_lanes<16>(k0, k1);
 #if SEGRED_HOST_SSE2
         // The same 4 lanes in a register (simd_lane_sum.hpp), where the
@@ -233,9 +234,10 @@ struct row_fold {
     // lowest row), reached without a compare and branch on every row, which
     // ran at a fifth of max's speed. A block holding NaN takes the scalar
     // step row by row.
+    static constexpr std::int64_t arg_block = 256;
     SEGRED_FORCE_INLINE state fold_arg_blocks(std::int64_t k0, std::int64_t k1) const {
         constexpr bool Max = arg_extremum > 0;
-        constexpr std::int64_t block = 256;
+        constexpr std::int64_t block = arg_block;
         const T* x = values.data;
         state a = init();
         for (std::int64_t b = k0; b < k1; b += block) {
@@ -251,6 +253,22 @@ struct row_fold {
             const std::int64_t k = b + first_equal(x + b, e - b, m);
             a = state{x[k], k};
         }
+        return a;
+    }
+
+    // The arg forms over fewer rows than a block (and at least 16): one
+    // pass keeping each lane's extremum and the step it grew at
+    // (simd_arg_extremum.hpp), where the blocks read every row twice (a
+    // short range's extremum always beats the empty state). A range with a
+    // NaN takes the scalar step row by row.
+    SEGRED_FORCE_INLINE state fold_arg_one_pass(std::int64_t k0, std::int64_t k1) const {
+#if SEGRED_HOST_SSE2
+        T m;
+        std::int64_t j;
+        if (simd_arg_extremum_row<(arg_extremum > 0)>(values.data + k0, k1 - k0, m, j)) return state{m, k0 + j};
+#endif
+        state a = init();
+        for (std::int64_t k = k0; k < k1; ++k) update_one(a, k);
         return a;
     }
 

@@ -71,6 +71,10 @@ template <> struct sse_lanes<float> {
         return _mm_or_ps(_mm_and_ps(empty, fill), _mm_andnot_ps(empty, v));
     }
     static reg div(reg a, reg b) { return _mm_div_ps(a, b); }
+    static reg greater(reg a, reg b) { return _mm_cmpgt_ps(a, b); }  // a > b, lane by lane
+    static reg both(reg a, reg b) { return _mm_and_ps(a, b); }
+    static reg either_unordered(reg a, reg b) { return _mm_cmpunord_ps(a, b); }  // a or b NaN
+    static reg counting_from(float i) { return _mm_setr_ps(i, i + 1, i + 2, i + 3); }  // i, i + 1, ..
     // rows[i] = row i of the runs at x + b[0..4), lane j holding run j's,
     // for i < 8: two rows of 4 loaded from each run, transposed. Forced
     // inline: as a call, its rows went through the stack, and power-law
@@ -140,6 +144,10 @@ template <> struct sse_lanes<double> {
         return _mm_or_pd(_mm_and_pd(empty, fill), _mm_andnot_pd(empty, v));
     }
     static reg div(reg a, reg b) { return _mm_div_pd(a, b); }
+    static reg greater(reg a, reg b) { return _mm_cmpgt_pd(a, b); }
+    static reg both(reg a, reg b) { return _mm_and_pd(a, b); }
+    static reg either_unordered(reg a, reg b) { return _mm_cmpunord_pd(a, b); }
+    static reg counting_from(double i) { return _mm_setr_pd(i, i + 1); }
     template <class B>  // b: 16-, 32- or 64-bit row offsets
     SEGRED_FORCE_INLINE static void lane_rows8(const double* x, const B* b, reg* rows) {
         for (int i = 0; i < 8; i += 2) {
