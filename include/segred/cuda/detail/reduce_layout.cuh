@@ -47,6 +47,14 @@ constexpr std::int64_t unit_share_rows = 4;
 // 272 alone, where the segments' 128-byte strides meet in the caches).
 constexpr std::int64_t unit_min_avg_rows_one_column = 8;
 constexpr std::int64_t unit_share_rows_one_column = 16;
+// The arg forms of one column take two threads a unit only from 128 bytes
+// of values a segment on average (32 floats, 16 doubles), where a thread
+// alone meets the strides' collisions: H200, 2^26 values from int32
+// offsets, float argmax over 32-row segments 169 us against 281 alone, 48
+// rows 149 against 168; double argmin over 16 and 32 rows 1.12x and 1.19x;
+// but float argmax over 16 and 24 rows 0.81x and 0.77x (their (value, row)
+// states cost a 16-byte shuffle).
+constexpr std::int64_t unit_share_bytes_arg_one_column = 128;
 
 // Whether n rows of one column in M segments go to units.
 inline bool column_units_apply(std::int64_t n, std::int64_t M) {
@@ -76,11 +84,14 @@ void launch_segment_pass(const par_t& p, rows_view<const T> values, Starts start
     // 4 columns in 32-row segments 92 against 129 us; 16 columns 1.02-1.06x;
     // 8 threads to a unit 99 us). G must be a power of two, so that a
     // segment's 2G threads never straddle two warps (their shuffle stays in
-    // one). Not for the arg forms (argmax 0.64-0.85x), nor for states the
-    // combining shuffles cannot move.
+    // one). Not for the arg forms of several columns (argmax 0.64-0.85x),
+    // nor for states the combining shuffles cannot move.
     const bool pairs = G * 2 <= 8 && (G & (G - 1)) == 0;
-    const std::int64_t share_rows = F == 1 ? unit_share_rows_one_column : 2 * unit_share_rows;
-    const int share = !R::has_arg && std::is_trivially_copyable<S>::value && pairs && n >= M * share_rows ? 2 : 1;
+    const std::int64_t share_rows = F > 1        ? 2 * unit_share_rows
+                                    : R::has_arg ? unit_share_bytes_arg_one_column / std::int64_t(sizeof(T))
+                                                 : unit_share_rows_one_column;
+    const int share =
+        (!R::has_arg || F == 1) && std::is_trivially_copyable<S>::value && pairs && n >= M * share_rows ? 2 : 1;
     const unsigned grid = grid_for((M * G * share + 31) / 32 * 32);
     if constexpr (V > 1) {
         if (vectors) {

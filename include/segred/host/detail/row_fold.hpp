@@ -228,13 +228,13 @@ struct row_fold {
         else return total;
     }
 
+    static constexpr std::int64_t arg_block = 256;
     // The arg forms, block by block: a block's extremum (vector lanes), and
     // only when it beats the state so far, the first row of the block that
     // holds it. That is the sequential fold's result (the best value, its
     // lowest row), reached without a compare and branch on every row, which
     // ran at a fifth of max's speed. A block holding NaN takes the scalar
     // step row by row.
-    static constexpr std::int64_t arg_block = 256;
     SEGRED_FORCE_INLINE state fold_arg_blocks(std::int64_t k0, std::int64_t k1) const {
         constexpr bool Max = arg_extremum > 0;
         constexpr std::int64_t block = arg_block;

@@ -10,9 +10,10 @@
 // (8 rows a step) at which it last grew: a strict compare, so a lane keeps
 // the first of equal values, as the scalar fold does. The step's first row
 // is kept as a value of the lanes' own type (exact below 2^24 rows), so
-// that taking it is an AND and a MAX, like the extremum. At the end the lanes equal to
-// the extremum of all lanes give their rows, and the lowest row wins.
-// A NaN anywhere sends the run back to the scalar fold, which handles it.
+// that taking it is an AND and a MAX, like the extremum. At the end the
+// lanes equal to the extremum of all lanes give their rows, and the lowest
+// row wins. A NaN anywhere sends the run back to the scalar fold, which
+// handles it.
 #pragma once
 
 #include <cstdint>
