@@ -264,6 +264,21 @@ __device__ void warp_reduce_range(const rows_view<const T>& values, const std::i
     warp_reduce_columns<T>(values, perm, k0, k1, F, r, lanes, emit);
 }
 
+// f called with the reducer the kernels run for r where every writer knows
+// its segment's rows (the tiles, the streamed chunks, the passes over
+// starts): a mean goes as a sum divided by those rows where it is written
+// (mean_of_rows), a state of one value, which sorted ids park like a sum's
+// and the passes over starts keep in fewer registers, with no count added
+// row by row; any other reducer as it is.
+template <class R, class F>
+void with_row_divided_mean(const R& r, F&& f) {
+    if constexpr (std::is_same<R, segred::mean>::value) {
+        f(segred::detail::mean_of_rows{});
+    } else {
+        f(r);
+    }
+}
+
 template <class T, class O, class R, class S>
 __device__ void write_segment(const R& r, const options& opts, const rows_view<O>& out, std::int64_t s,
                               std::int64_t f, const S& st, std::int64_t len) {

@@ -1742,19 +1742,6 @@ void tile_reduce_as(const par_t& p, rows_view<const T> values, Keys keys, std::i
     finish_tiles<T, O, R, S>(p, tiles, out, r, opts, carry.get(), gaps);
 }
 
-// f called with the reducer the row-parallel kernels run for r: a mean goes
-// as a sum divided by its segment's rows where it is written (mean_of_rows),
-// a state of one value, which sorted ids park like a sum's, and no count
-// added row by row; any other reducer as it is.
-template <class R, class F>
-void with_row_divided_mean(const R& r, F&& f) {
-    if constexpr (std::is_same<R, segred::mean>::value) {
-        f(segred::detail::mean_of_rows{});
-    } else {
-        f(r);
-    }
-}
-
 // Reduce n > 0 one-column rows whose segments are given by row keys.
 template <class I, class T, class O, class R, class Keys>
 void tile_reduce(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out, const R& r,
