@@ -163,7 +163,8 @@ SEGRED_KERNEL void __launch_bounds__(block_threads) segment_columns_kernel(SEGRE
 }
 
 // Units of one value a thread (V = 1) whose state is 4 bytes or less (sums
-// of float, half and bfloat16; min and max of float), held to 40 registers
+// of float, half and bfloat16, float means as sums; min and max of float),
+// held to 40 registers
 // so that six blocks an SM are resident instead of four: their loads wait
 // behind the starts' loads, and more threads in flight hide that. H200,
 // 2^26 floats in one column from int32 offsets, sums: 1.07-1.12x on fixed
@@ -172,7 +173,8 @@ SEGRED_KERNEL void __launch_bounds__(block_threads) segment_columns_kernel(SEGRE
 // at 48); max 1.05-1.14x everywhere; rows of 3 floats in 4-row segments
 // 1.15-1.18x. Larger states spill at 40 registers and keep
 // segment_columns_kernel: argmax, argmin and double sums 0.86-0.92x on
-// some fixed lengths (1.1-1.26x on uniform ones), mean 0.86-0.99x.
+// some fixed lengths (1.1-1.26x on uniform ones), and means with their
+// sum-and-count state 0.86-0.99x (hence means as sums, reduce_layout.cuh).
 constexpr int unit_narrow_state_blocks = 6;
 
 template <int V, class T, class O, class R, class S, class Starts>
