@@ -488,6 +488,61 @@ TEST_F(CudaOps, HalfStreamedSegments) {
     streamed_half_case<__nv_bfloat16>(g);
 }
 
+// 16-bit values in one column from offsets and lengths of 4 to 28 rows (16
+// on average): a thread a segment folds its rows from its block's stage in
+// shared memory, copied in pairs of values, three or four steps of 256
+// segments a tile. The offsets start at row 3 and end at an odd row, the last one, so
+// the last pair is only half there (copied through registers). Values 0, 1
+// and 2 elements into their allocations: 1 is off the copies' 4-byte
+// alignment, so those segments read device memory instead.
+template <class H>
+void staged_half_case(segref::rng& g) {
+    std::vector<i64> len(20000);
+    for (i64& l : len) l = segref::uniform_int(g, 4, 28);
+    if (segref::total(len) % 2 != 0) ++len.back();  // with the 3 rows before: an odd end
+    const i64 M = static_cast<i64>(len.size());
+    const std::vector<std::int32_t> off = segref::offsets_from_lengths<std::int32_t>(len, 3);
+    const std::vector<std::int32_t> lengths(len.begin(), len.end());
+    const i64 n = static_cast<i64>(off.back());
+    std::vector<H> hv(static_cast<std::size_t>(n));
+    std::vector<double> dv(hv.size());
+    for (std::size_t e = 0; e < hv.size(); ++e) {
+        const double x = e % 89 == 0 ? 2.5 : segref::uniform_real(g, -4, 4);  // repeated 2.5: ties
+        hv[e] = H(static_cast<float>(x));
+        dv[e] = static_cast<double>(static_cast<float>(hv[e]));
+    }
+    auto d_off = mem.to_device(off);
+    const auto by_off = segred::offsets(static_cast<const std::int32_t*>(d_off.data()), M);
+    const segref::row_lists segs = segref::from_offsets(off.data(), M, n, false);
+    // Lengths count from row 0: the same segments over values without the 3
+    // leading rows.
+    auto d_len = mem.to_device(lengths);
+    const auto by_len = segred::lengths(static_cast<const std::int32_t*>(d_len.data()), M);
+    const std::vector<H> hv_len(hv.begin() + 3, hv.end());
+    const std::vector<double> dv_len(dv.begin() + 3, dv.end());
+    const std::vector<std::int32_t> off_len = segref::offsets_from_lengths<std::int32_t>(len);
+    const segref::row_lists segs_len = segref::from_offsets(off_len.data(), M, n - 3, false);
+    using segref::op;
+    auto all = [&](const auto& desc, const std::vector<H>& h, const std::vector<double>& d,
+                   const segref::row_lists& sg, i64 lead) {
+        half_reducer_case(h, d, desc, sg, segred::sum{}, op::sum, false, 1, lead);
+        half_reducer_case(h, d, desc, sg, segred::mean{}, op::mean, false, 1, lead);
+        half_reducer_case(h, d, desc, sg, segred::max{}, op::max, false, 1, lead);
+        half_reducer_case(h, d, desc, sg, segred::argmax{}, op::argmax, false, 1, lead);
+        half_reducer_case(h, d, desc, sg, segred::sum{}, op::sum, false, 1, lead, true);
+    };
+    for (i64 lead : {0, 1, 2}) {
+        all(by_off, hv, dv, segs, lead);
+        all(by_len, hv_len, dv_len, segs_len, lead);
+    }
+}
+
+TEST_F(CudaOps, HalfStagedColumn) {
+    SEGRED_SEEDED_RNG(g);
+    staged_half_case<__half>(g);
+    staged_half_case<__nv_bfloat16>(g);
+}
+
 TEST_F(CudaOps, HalfSortedIdRuns) {
     SEGRED_SEEDED_RNG(g);
     half_sorted_runs_case<__half, std::int32_t>(g);

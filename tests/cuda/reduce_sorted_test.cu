@@ -738,6 +738,38 @@ void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifte
     }
 }
 
+// One column from offsets and lengths of 4 to 28 rows (16 on average): a
+// thread a segment folds its rows from its block's stage in shared memory
+// (column_stage.cuh). 1.3 million segments, so that every block of the pass
+// (16 an SM, 2112 on an H200, 256 segments a tile here) takes several
+// tiles, its stage rewritten for each. Among them: a stretch of
+// 1000 segments of 128 rows (alone, but their tiles overflow the stage and
+// read device memory), one of 129 rows (the warp's), and 300 empty ones.
+template <form F, class T, class I>
+void column_stage_case(segref::rng& g) {
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", one column, staged");
+    std::vector<i64> len(1300000);
+    for (i64& l : len) l = segref::uniform_int(g, 4, 28);
+    for (std::size_t k = 700000; k < 701000; ++k) len[k] = 128;
+    len[800001] = 129;
+    for (std::size_t k = 900000; k < 900300; ++k) len[k] = 0;
+    segtest::seg_input<I> s;
+    s.kind = F;
+    s.M = static_cast<i64>(len.size());
+    s.n = segref::total(len);
+    if constexpr (F == form::offsets) s.idx = segref::offsets_from_lengths<I>(len);
+    if constexpr (F == form::lengths) s.idx.assign(len.begin(), len.end());
+    sum_argmax_and_mean<F, T>(g, s);
+}
+
+TYPED_TEST(CudaSortedReduce, ColumnStage) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    column_stage_case<form::offsets, T, I>(g);
+    column_stage_case<form::lengths, T, I>(g);
+}
+
 TYPED_TEST(CudaSortedReduce, ColumnUnits) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;

@@ -20,7 +20,8 @@ namespace detail {
 
 // Which pass reduces the segments, from their average length on the host
 // (no read-back): a thread per unit (segment_columns_kernel, or its
-// narrow-state twin for one value a thread) where segments are short, a
+// narrow-state twin for one value a thread, or for one column its staged
+// twin, column_stage_plan_for) where segments are short, a
 // warp per segment (warp_segments_kernel) where the average
 // segment holds unit_max_vectors vectors or more (G a row: each lane of a
 // warp then gets several), or unit_max_avg_rows rows or more whatever its
@@ -56,6 +57,40 @@ constexpr std::int64_t unit_share_rows_one_column = 16;
 // but float argmax over 16 and 24 rows 0.81x and 0.77x (their (value, row)
 // states cost a 16-byte shuffle).
 constexpr std::int64_t unit_share_bytes_arg_one_column = 128;
+
+// One column's units with their block's rows staged (column_stage.cuh):
+// tiles of at least stage_tile_bytes of values on average (up to
+// stage_max_steps steps of block_threads segments), with room for 5/4 of
+// their average rows, and not more than stage_max_bytes a block. H200, 2^26
+// values from int32 offsets, against the units reading device memory:
+// float sums over fixed 16- to 48-row segments 1.09-1.63x (32 rows: 0.66
+// of a copy), uniform 0..64 rows 1.11x, argmax there 1.80x, double sums
+// 1.1-1.35x; tiles of 8 KiB (one step at 8 rows) 0.79-0.93x, and of 64 KiB
+// 0.67-0.95x.
+constexpr std::size_t stage_tile_bytes = 32 * 1024;
+constexpr int stage_max_steps = 4;
+constexpr std::size_t stage_max_bytes = 96 * 1024;
+// Staged from 16 rows or 64 bytes a segment on average, whichever is fewer
+// rows; below, a thread reads its few rows as fast from device memory.
+constexpr std::int64_t stage_min_avg_rows = 16;
+constexpr std::int64_t stage_min_avg_bytes = 64;
+
+// The stage of n rows in M segments; no rows where it would take more than
+// stage_max_bytes.
+template <class T>
+column_stage_plan column_stage_plan_for(std::int64_t n, std::int64_t M) {
+    using C = column_stage<T>;
+    const std::int64_t avg = (n + M - 1) / M;
+    const std::int64_t min_avg = std::min<std::int64_t>(stage_min_avg_rows, stage_min_avg_bytes / sizeof(T));
+    if (avg < min_avg || avg > std::int64_t(stage_max_bytes / sizeof(T)) / block_threads) return {0, 1};
+    const std::int64_t step_rows = std::max<std::int64_t>(avg, 1) * block_threads;
+    const std::int64_t tile_rows = std::int64_t(stage_tile_bytes / sizeof(T));
+    const std::int64_t steps = std::min<std::int64_t>(stage_max_steps, std::max<std::int64_t>(1, tile_rows / step_rows));
+    const std::int64_t wanted = step_rows * steps * 5 / 4 + C::group;
+    const std::int64_t elems = (wanted + C::group - 1) / C::group * C::group;
+    if (C::bytes(elems) > stage_max_bytes) return {0, 1};
+    return {elems, static_cast<int>(steps)};
+}
 
 // Whether n rows of one column in M segments go to units.
 inline bool column_units_apply(std::int64_t n, std::int64_t M) {
@@ -98,6 +133,21 @@ void launch_segment_pass(const par_t& p, rows_view<const T> values, Starts start
         if (vectors) {
             segment_columns_kernel<V, T, O, R, S><<<grid, block_threads, 0, p.stream>>>(
                 values, starts, perm, M, out, r, opts, share, unit_alone_rows, giant_list, giant_count);
+            return;
+        }
+    }
+    if constexpr (column_stage<T>::applies) {
+        const bool aligned = reinterpret_cast<std::uintptr_t>(values.data) % column_stage<T>::align == 0;
+        const column_stage_plan plan =
+            F == 1 && perm == nullptr && aligned ? column_stage_plan_for<T>(n, M) : column_stage_plan{0, 1};
+        const auto kernel = segment_column_staged_kernel<T, O, R, S, Starts>;
+        const std::size_t bytes = column_stage<T>::bytes(plan.elems);
+        if (plan.elems > 0 && bytes <= private_shared_limit(kernel, true)) {
+            allow_dynamic_shared(kernel, bytes);
+            const std::int64_t tiles = (M + plan.steps * block_threads - 1) / (plan.steps * block_threads);
+            kernel<<<grid_for(tiles, 1), block_threads, bytes, p.stream>>>(values, starts, M, out, r, opts,
+                                                                           unit_alone_rows, giant_list, giant_count,
+                                                                           plan);
             return;
         }
     }

@@ -18,6 +18,11 @@
 // A longer segment is reduced by the whole warp holding its first unit
 // (warp_reduce_range: lanes across its rows or columns); a giant one is only
 // listed, for the piece passes (reduce_kernels.cuh).
+//
+// One column (V = G = 1) of 16 rows or 64 bytes a segment on average or
+// more takes the staged twin (segment_column_staged_kernel): each block's
+// rows are copied into shared memory first, and the threads fold from
+// there (column_stage.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -29,6 +34,7 @@
 #include "../../core/finalize.hpp"
 #include "../../core/options.hpp"
 #include "../../core/views.hpp"
+#include "column_stage.cuh"
 #include "launch.cuh"
 #include "reduce_kernels.cuh"
 
@@ -88,23 +94,33 @@ __device__ void write_unit(const R& r, const options& opts, const rows_view<O>& 
     for (int j = 0; j < V; ++j) write_segment<T>(r, opts, out, s, c + j, st[j], rows);
 }
 
-// The pass itself, shared by the two kernels below (they differ only in
-// their launch bounds).
-template <int V, class T, class O, class R, class S, class Starts>
+// The pass itself, shared by the kernels below (they differ in their launch
+// bounds, and Staged in where an alone thread reads its rows).
+//
+// Staged (one column, V = G = share = 1, no permutation): a block takes
+// plan.steps * block_threads consecutive segments at a time (a tile), all
+// its threads through every step. The rows of a tile's segments, from the
+// start of its first to the end of its last, are copied into the dynamic
+// shared memory (column_stage.cuh) where they fit plan.elems, while the
+// threads read their starts; its alone threads then fold from there. A
+// tile whose segments hold more rows (as around a giant) reads device
+// memory as the unstaged pass does. (Two stages, the next tile's copies in
+// flight while one folds, ran 0.75-0.95x: half the blocks an SM.)
+template <bool Staged, int V, class T, class O, class R, class S, class Starts>
 __device__ __forceinline__ void segment_columns_pass(rows_view<const T> values, Starts starts, const std::int64_t* perm,
                                                      std::int64_t M, rows_view<O> out, R r, options opts, int share,
                                                      std::int64_t alone_rows, giant_entry* giant_list,
-                                                     unsigned long long* giant_count) {
+                                                     unsigned long long* giant_count, column_stage_plan plan) {
     __shared__ S lanes[warps_per_block][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const std::int64_t F = out.width, G = F / V, GQ = G * share, threads = M * GQ;
     // Below 2^32 threads (all but the largest calls) a 32-bit division.
     const bool narrow = threads <= std::int64_t(0xffffffffu);
     const bool vector_stores = stores_in_vectors<V, O, R>(out, opts);
-    const std::int64_t stride = std::int64_t(gridDim.x) * block_threads;
-    for (std::int64_t base = (std::int64_t(blockIdx.x) * warps_per_block + warp) * 32; base < threads;
-         base += stride) {
-        const std::int64_t u = base + lane;
+    // Unit u: its starts read, then before_fold(), its fold (from `stage`
+    // where its tile's rows hold the segment), its results written, and the
+    // longer segments of its warp reduced by the warp.
+    auto unit = [&](std::int64_t u, column_stage_span tile_rows, const T* stage, auto before_fold) {
         const bool valid = u < threads;
         std::int64_t s = 0;
         if (valid)
@@ -118,7 +134,17 @@ __device__ __forceinline__ void segment_columns_pass(rows_view<const T> values, 
         const bool alone = valid && len <= alone_rows;
         S st[V];
         for (int j = 0; j < V; ++j) st[j] = r.template init<T>();
-        if (alone) {
+        before_fold();
+        bool staged_here = false;
+        if constexpr (Staged) {
+            staged_here = tile_rows.staged && alone && b >= tile_rows.r0 && e <= tile_rows.r1;
+            if (staged_here) {
+                const int k0 = static_cast<int>(b - tile_rows.first), k1 = static_cast<int>(e - tile_rows.first);
+#pragma unroll 4
+                for (int k = k0; k < k1; ++k) r.update(st[0], stage[column_stage<T>::slot(k)], tile_rows.first + k);
+            }
+        }
+        if (alone && !staged_here) {
 #pragma unroll 4
             for (std::int64_t k = b + q; k < e; k += share) {
                 const std::int64_t row = position_row(perm, k);
@@ -148,6 +174,32 @@ __device__ __forceinline__ void segment_columns_pass(rows_view<const T> values, 
                 write_segment<T>(r, opts, out, sj, f, x, ej - bj);
             });
         }
+    };
+    if constexpr (!Staged) {
+        const std::int64_t stride = std::int64_t(gridDim.x) * block_threads;
+        for (std::int64_t base = (std::int64_t(blockIdx.x) * warps_per_block + warp) * 32; base < threads;
+             base += stride)
+            unit(base + lane, column_stage_span{}, nullptr, [] {});
+    } else {
+        static_assert(V == 1, "one column a thread");
+        extern __shared__ unsigned long long column_stage_words[];
+        __shared__ std::int64_t span[2];
+        const T* stage = reinterpret_cast<const T*>(column_stage_words);
+        const std::int64_t tile_units = std::int64_t(plan.steps) * block_threads;
+        const std::int64_t stride = std::int64_t(gridDim.x) * tile_units;
+        for (std::int64_t tile = std::int64_t(blockIdx.x) * tile_units; tile < threads; tile += stride) {
+            const std::int64_t end = tile + tile_units < threads ? tile + tile_units : threads;
+            const column_stage_span rows = start_column_stage(values.data, values.n, starts, tile, end, plan.elems,
+                                                              span, reinterpret_cast<T*>(column_stage_words));
+            for (int step = 0; step < plan.steps; ++step) {
+                unit(tile + step * block_threads + threadIdx.x, rows, stage, [&] {
+                    if (step == 0) {  // the tile's rows in, behind its first step's starts
+                        __pipeline_wait_prior(0);
+                        __syncthreads();
+                    }
+                });
+            }
+        }
     }
 }
 
@@ -157,9 +209,14 @@ __device__ __forceinline__ void segment_columns_pass(rows_view<const T> values, 
 #define SEGRED_SEGMENT_COLUMNS_ARGS \
     values, starts, perm, M, out, r, opts, share, alone_rows, giant_list, giant_count
 
+// Four blocks an SM, at most 64 registers, stated: with no minimum, ptxas
+// held the double sum of one column (V = 1) to 48 registers and spilled 32
+// bytes (0.89-0.94x), once the staged pass came beside it.
+constexpr int unit_blocks = 4;
+
 template <int V, class T, class O, class R, class S, class Starts>
-SEGRED_KERNEL void __launch_bounds__(block_threads) segment_columns_kernel(SEGRED_SEGMENT_COLUMNS_PARAMS) {
-    segment_columns_pass<V, T, O, R, S>(SEGRED_SEGMENT_COLUMNS_ARGS);
+SEGRED_KERNEL void __launch_bounds__(block_threads, unit_blocks) segment_columns_kernel(SEGRED_SEGMENT_COLUMNS_PARAMS) {
+    segment_columns_pass<false, V, T, O, R, S>(SEGRED_SEGMENT_COLUMNS_ARGS, column_stage_plan{0, 1});
 }
 
 // Units of one value a thread (V = 1) whose state is 4 bytes or less (sums
@@ -180,7 +237,21 @@ constexpr int unit_narrow_state_blocks = 6;
 template <int V, class T, class O, class R, class S, class Starts>
 SEGRED_KERNEL void __launch_bounds__(block_threads, unit_narrow_state_blocks)
     segment_columns_narrow_state_kernel(SEGRED_SEGMENT_COLUMNS_PARAMS) {
-    segment_columns_pass<V, T, O, R, S>(SEGRED_SEGMENT_COLUMNS_ARGS);
+    segment_columns_pass<false, V, T, O, R, S>(SEGRED_SEGMENT_COLUMNS_ARGS, column_stage_plan{0, 1});
+}
+
+// One column with its block's rows staged (column_stage.cuh), one thread a
+// segment, plan.elems rows of dynamic shared memory a block. Held to four
+// blocks an SM, as segment_columns_kernel: with no minimum ptxas took 40 to
+// 48 registers and spilled for max and argmax (fixed 24- to 48-row
+// segments 1.06-1.09x faster with the bound, H200).
+template <class T, class O, class R, class S, class Starts>
+SEGRED_KERNEL void __launch_bounds__(block_threads, unit_blocks)
+    segment_column_staged_kernel(rows_view<const T> values, Starts starts, std::int64_t M, rows_view<O> out, R r,
+                                 options opts, std::int64_t alone_rows, giant_entry* giant_list,
+                                 unsigned long long* giant_count, column_stage_plan plan) {
+    segment_columns_pass<true, 1, T, O, R, S>(values, starts, nullptr, M, out, r, opts, 1, alone_rows, giant_list,
+                                              giant_count, plan);
 }
 
 #undef SEGRED_SEGMENT_COLUMNS_PARAMS
