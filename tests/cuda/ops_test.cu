@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -445,6 +446,20 @@ TEST_F(CudaOps, HalfBucketedReductions) {
     bucketed_half_case<__nv_bfloat16>(g);
 }
 
+// n 16-bit values uniform in [-4, 4), every 89th 2.5 (ties), and the same
+// values in double.
+template <class H>
+std::pair<std::vector<H>, std::vector<double>> tied_half_values(segref::rng& g, i64 n) {
+    std::vector<H> hv(static_cast<std::size_t>(n));
+    std::vector<double> dv(hv.size());
+    for (std::size_t e = 0; e < hv.size(); ++e) {
+        const double x = e % 89 == 0 ? 2.5 : segref::uniform_real(g, -4, 4);
+        hv[e] = H(static_cast<float>(x));
+        dv[e] = static_cast<double>(static_cast<float>(hv[e]));
+    }
+    return {hv, dv};
+}
+
 // 16-bit rows over offsets averaging 384 rows or more, streamed
 // (stream_reduce.cuh): 8 halves a 16-byte load, segments starting and ending
 // off 16-byte boundaries, short ones folded by a lane alone, empty ones, a
@@ -461,13 +476,7 @@ void streamed_half_case(segref::rng& g) {
     const std::vector<std::int32_t> off = segref::offsets_from_lengths<std::int32_t>(len, 3);
     const i64 n = static_cast<i64>(off.back()) + 2;
     ASSERT_GE(n, 512 * M) << "segments long enough to be streamed";
-    std::vector<H> hv(static_cast<std::size_t>(n));
-    std::vector<double> dv(hv.size());
-    for (std::size_t e = 0; e < hv.size(); ++e) {
-        const double x = e % 89 == 0 ? 2.5 : segref::uniform_real(g, -4, 4);  // repeated 2.5: ties
-        hv[e] = H(static_cast<float>(x));
-        dv[e] = static_cast<double>(static_cast<float>(hv[e]));
-    }
+    const auto [hv, dv] = tied_half_values<H>(g, n);
     auto d_off = mem.to_device(off);
     const auto by_off = segred::offsets(static_cast<const std::int32_t*>(d_off.data()), M);
     const segref::row_lists segs = segref::from_offsets(off.data(), M, n, false);
@@ -504,13 +513,7 @@ void staged_half_case(segref::rng& g) {
     const std::vector<std::int32_t> off = segref::offsets_from_lengths<std::int32_t>(len, 3);
     const std::vector<std::int32_t> lengths(len.begin(), len.end());
     const i64 n = static_cast<i64>(off.back());
-    std::vector<H> hv(static_cast<std::size_t>(n));
-    std::vector<double> dv(hv.size());
-    for (std::size_t e = 0; e < hv.size(); ++e) {
-        const double x = e % 89 == 0 ? 2.5 : segref::uniform_real(g, -4, 4);  // repeated 2.5: ties
-        hv[e] = H(static_cast<float>(x));
-        dv[e] = static_cast<double>(static_cast<float>(hv[e]));
-    }
+    const auto [hv, dv] = tied_half_values<H>(g, n);
     auto d_off = mem.to_device(off);
     const auto by_off = segred::offsets(static_cast<const std::int32_t*>(d_off.data()), M);
     const segref::row_lists segs = segref::from_offsets(off.data(), M, n, false);

@@ -672,6 +672,20 @@ TYPED_TEST(CudaSortedReduce, WideRows) {
         }
 }
 
+// The segments of lengths `len` in form F (offsets, lengths or sorted ids),
+// over exactly their rows.
+template <form F, class I>
+segtest::seg_input<I> segments_of(const std::vector<i64>& len) {
+    segtest::seg_input<I> s;
+    s.kind = F;
+    s.M = static_cast<i64>(len.size());
+    s.n = segref::total(len);
+    if constexpr (F == form::offsets) s.idx = segref::offsets_from_lengths<I>(len);
+    if constexpr (F == form::lengths) s.idx.assign(len.begin(), len.end());
+    if constexpr (F == form::sorted_ids) s.idx = segref::sorted_ids_from_lengths<I>(len);
+    return s;
+}
+
 // Rows of several columns, segments averaging under 64 rows: a thread per
 // segment and vector of columns folds a segment of up to 128 rows alone and
 // stores its vector of results at once where out allows; the warp holding
@@ -703,13 +717,7 @@ void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifte
         len[2000] = 129;
         if (giant) len[3000] = width == 1 ? 100001 : 70001;
     }
-    segtest::seg_input<I> s;
-    s.kind = F;
-    s.M = static_cast<i64>(len.size());
-    s.n = segref::total(len);
-    if constexpr (F == form::offsets) s.idx = segref::offsets_from_lengths<I>(len);
-    if constexpr (F == form::lengths) s.idx.assign(len.begin(), len.end());
-    if constexpr (F == form::sorted_ids) s.idx = segref::sorted_ids_from_lengths<I>(len);
+    const segtest::seg_input<I> s = segments_of<F, I>(len);
     segtest::trial_config c;
     c.width = width;
     c.shifted = shifted;
@@ -753,13 +761,7 @@ void column_stage_case(segref::rng& g) {
     for (std::size_t k = 700000; k < 701000; ++k) len[k] = 128;
     len[800001] = 129;
     for (std::size_t k = 900000; k < 900300; ++k) len[k] = 0;
-    segtest::seg_input<I> s;
-    s.kind = F;
-    s.M = static_cast<i64>(len.size());
-    s.n = segref::total(len);
-    if constexpr (F == form::offsets) s.idx = segref::offsets_from_lengths<I>(len);
-    if constexpr (F == form::lengths) s.idx.assign(len.begin(), len.end());
-    sum_argmax_and_mean<F, T>(g, s);
+    sum_argmax_and_mean<F, T>(g, segments_of<F, I>(len));
 }
 
 TYPED_TEST(CudaSortedReduce, ColumnStage) {
