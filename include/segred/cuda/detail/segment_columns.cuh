@@ -211,7 +211,7 @@ __device__ __forceinline__ void segment_columns_pass(rows_view<const T> values, 
 
 // Four blocks an SM, at most 64 registers, stated: with no minimum, ptxas
 // held the double sum of one column (V = 1) to 48 registers and spilled 32
-// bytes (0.89-0.94x), once the staged pass came beside it.
+// bytes (0.89-0.91x), once the staged pass came beside it.
 constexpr int unit_blocks = 4;
 
 template <int V, class T, class O, class R, class S, class Starts>
