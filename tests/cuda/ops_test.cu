@@ -546,6 +546,34 @@ TEST_F(CudaOps, HalfStagedColumn) {
     staged_half_case<__nv_bfloat16>(g);
 }
 
+// 16-bit values in fixed segments of one column: 3 to 63 rows a thread a
+// segment (units; staged in shared memory from 32 rows), 2, 16 and 32 rows
+// on the tiles of computed keys; about 40000 rows, so several blocks and
+// tiles; aligned and 1 or 2 elements into their allocations.
+template <class H>
+void fixed_half_case(segref::rng& g) {
+    for (const i64 size : {2, 3, 5, 12, 16, 24, 32, 63}) {
+        SCOPED_TRACE("fixed segments of " + std::to_string(size) + " rows");
+        const i64 M = 40000 / size + 1, n = M * size;
+        const auto [hv, dv] = tied_half_values<H>(g, n);
+        const auto by_fixed = segred::fixed(size, M);
+        const segref::row_lists segs = segref::from_fixed(size, M, n);
+        using segref::op;
+        for (i64 lead : {0, 1, 2}) {
+            half_reducer_case(hv, dv, by_fixed, segs, segred::sum{}, op::sum, false, 1, lead);
+            half_reducer_case(hv, dv, by_fixed, segs, segred::max{}, op::max, false, 1, lead);
+            half_reducer_case(hv, dv, by_fixed, segs, segred::argmax{}, op::argmax, false, 1, lead);
+        }
+        half_reducer_case(hv, dv, by_fixed, segs, segred::mean{}, op::mean, false, 1, 0, true);
+    }
+}
+
+TEST_F(CudaOps, HalfFixedSegments) {
+    SEGRED_SEEDED_RNG(g);
+    fixed_half_case<__half>(g);
+    fixed_half_case<__nv_bfloat16>(g);
+}
+
 TEST_F(CudaOps, HalfSortedIdRuns) {
     SEGRED_SEEDED_RNG(g);
     half_sorted_runs_case<__half, std::int32_t>(g);

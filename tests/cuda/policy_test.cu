@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -326,6 +327,57 @@ TEST_F(CudaPolicy, BadInputThrowsAndWritesNothing) {
     EXPECT_EQ(mem.to_host(d_g), (std::vector<float>{1, 2, 3, -2, 2, 1}));
 }
 
+// Lengths whose sum passes 2^32 and wraps, in 32 bits, to exactly the row
+// count: one column's short segments scan lengths into 32-bit starts
+// (saturated), and the check still names the exact sum and writes nothing;
+// under drop the rows past the clamped starts go nowhere, as on the host.
+// Two row counts: segments of 2 rows on average (the tiles of derived keys)
+// and of 16 (a thread a segment).
+TEST_F(CudaPolicy, LengthsSummingPastInt32) {
+    constexpr std::int32_t big = INT32_MAX;
+    for (const i64 n : {i64(6), i64(48)}) {
+        std::vector<float> v(static_cast<std::size_t>(n));
+        for (i64 i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+        auto d_v = mem.to_device(v);
+        const std::vector<float> before{9, 8, 7};
+        auto d_o = mem.to_device(before);
+        // int32: 2 (2^31 - 1) + (n + 2) = 2^32 + n; int64: 2^32 + (n - 1) + 1.
+        auto wrap32 = mem.to_device(std::vector<std::int32_t>{big, big, static_cast<std::int32_t>(n + 2)});
+        auto wrap64 = mem.to_device(std::vector<std::int64_t>{i64(1) << 32, n - 1, 1});
+        const std::string sum = "lengths sum to " + std::to_string((i64(1) << 32) + n) + " but values have " +
+                                std::to_string(n) + " rows";
+        auto expect_sum_error = [&](auto desc) {
+            try {
+                segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data(), n), desc,
+                                       segred::rows(d_o.data(), 3), segred::sum{});
+                ADD_FAILURE() << "no error, n = " << n;
+            } catch (const segred::error& e) {
+                EXPECT_NE(std::string(e.what()).find(sum), std::string::npos) << e.what();
+            }
+            EXPECT_EQ(mem.to_host(d_o), before);
+        };
+        expect_sum_error(segred::lengths(wrap32.data(), 3));
+        expect_sum_error(segred::lengths(wrap64.data(), 3));
+
+        // Under drop: the host's answer, worked out by hand too.
+        const std::vector<std::int32_t> len32{big, big, static_cast<std::int32_t>(n + 2)};
+        const std::vector<i64> len64{i64(1) << 32, n - 1, 1};
+        const float all = static_cast<float>(n * (n + 1) / 2);
+        auto drop_sums = [&](auto desc, auto host_desc) {
+            const auto drop = segred::options{}.bounds(segred::bounds_policy::drop);
+            segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data(), n), desc, segred::rows(d_o.data(), 3),
+                                   segred::sum{}, drop);
+            std::vector<float> host(3, -1.f);
+            segred::segment_reduce(segred::host, segred::rows(v.data(), n), host_desc, segred::rows(host.data(), 3),
+                                   segred::sum{}, drop);
+            EXPECT_EQ(host, (std::vector<float>{all, 0, 0}));
+            EXPECT_EQ(mem.to_host(d_o), host) << "n = " << n;
+        };
+        drop_sums(segred::lengths(wrap32.data(), 3), segred::lengths(len32.data(), 3));
+        drop_sums(segred::lengths(wrap64.data(), 3), segred::lengths(len64.data(), 3));
+    }
+}
+
 // A failing CUDA call throws cuda_error naming the call and CUDA's error,
 // writes nothing, and leaves no error set behind.
 TEST_F(CudaPolicy, CudaErrorsAreReportedOnce) {
@@ -440,7 +492,14 @@ __global__ void fill_ids_mod(std::int32_t* p, std::int64_t n, std::int32_t m) {
         p[i] = static_cast<std::int32_t>(i % m);
 }
 
-// n above 2^31 rows, where 32-bit sizes would wrap: fixed segments and a
+__global__ void fill_lengths(std::int32_t* p, std::int64_t M, std::int32_t len) {
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < M; i += stride) p[i] = len;
+}
+
+// n above 2^31 rows, where 32-bit sizes would wrap: fixed segments, lengths
+// of 4 and 16 rows (one column: the tiles of derived keys and a thread a
+// segment, from 64-bit starts, since 32-bit ones cannot hold n) and a
 // bincount. Needs about 13 GB of device memory; skipped where it is short.
 TEST_F(CudaPolicy, MoreThan2To31Rows) {
     const i64 M = 2049, size = i64(1) << 20, n = M * size;  // 2^31 + 2^20 rows
@@ -455,6 +514,21 @@ TEST_F(CudaPolicy, MoreThan2To31Rows) {
         segred::segment_reduce(segred::cuda::par, segred::rows(static_cast<const __half*>(v.data()), n),
                                segred::fixed(size, M), segred::rows(d_o.data(), M));
         EXPECT_EQ(mem.to_host(d_o), std::vector<float>(static_cast<std::size_t>(M), static_cast<float>(size)));
+        for (const std::int32_t len : {4, 16}) {
+            const i64 segments = n / len;
+            segtest::device_vector<std::int32_t> lengths(static_cast<std::size_t>(segments));
+            fill_lengths<<<4096, 256>>>(lengths.data(), segments, len);
+            segtest::device_vector<float> sums(static_cast<std::size_t>(segments));
+            segred::segment_reduce(segred::cuda::par, segred::rows(static_cast<const __half*>(v.data()), n),
+                                   segred::lengths(static_cast<const std::int32_t*>(lengths.data()), segments),
+                                   segred::rows(sums.data(), segments));
+            std::vector<float> host(static_cast<std::size_t>(segments));
+            ASSERT_EQ(cudaMemcpy(host.data(), sums.data(), host.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                      cudaSuccess);
+            const auto wrong = std::find_if(host.begin(), host.end(), [&](float x) { return x != float(len); });
+            EXPECT_EQ(wrong, host.end()) << "lengths of " << len << ": segment " << (wrong - host.begin()) << " = "
+                                         << (wrong == host.end() ? 0.f : *wrong);
+        }
     }
     {
         segtest::device_vector<std::int32_t> ids(static_cast<std::size_t>(n));

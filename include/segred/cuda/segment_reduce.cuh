@@ -234,12 +234,14 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
             SEGRED_CUDA_CHECK(cudaGetLastError());
             return;
         }
-        if (one_column && seg.size > 0) {
+        if (one_column && seg.size > 0 && !detail::fixed_units_apply<T>(seg.size)) {
             detail::reduce_computed_keys(p, values, detail::fixed_keys{seg.size, seg.M}, seg.M, out, r, opts, seg.size,
                                          detail::stream_min_fixed_rows, detail::fixed_rows_chunked<T>(seg.size));
             return;
         }
-        // Fixed segments need no layout in memory: starts are s * size.
+        // Fixed segments need no layout in memory: starts are s * size. Rows
+        // of several columns come here, and short segments of one column
+        // (detail::fixed_units_apply): a thread (or two) a segment.
         detail::reduce_positions(p, values, detail::fixed_starts{seg.size}, nullptr, seg.M, out, r, opts, seg.size);
     } else {
         // One-column segments from starts: the tile reduction. Short segments
@@ -271,6 +273,21 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
                 if (opts.bounds_mode == bounds_policy::check) detail::check_offsets(p, fn, seg, values.n);
                 using I = typename Seg::index_type;
                 detail::reduce_positions(p, values, detail::offset_starts<I>{seg.ptr}, nullptr, M, out, r, opts);
+                return;
+            }
+        }
+        if constexpr (Seg::kind == segment_kind::lengths) {
+            // Short segments of one column from lengths: their starts as
+            // 32-bit offsets, read in place as the caller's offsets are
+            // (under every bounds policy: the starts are made monotone).
+            if ((derive || units) && detail::starts32_fit(values.n)) {
+                const auto starts = detail::lengths_to_starts32(p, fn, seg, values.n, opts.bounds_mode);
+                if (derive)
+                    detail::tile_reduce<detail::derived_label>(
+                        p, values, detail::start_keys<std::int32_t, true>{starts.get(), M}, M, out, r, opts);
+                else
+                    detail::reduce_positions(p, values, detail::offset_starts<std::int32_t>{starts.get()}, nullptr,
+                                             M, out, r, opts);
                 return;
             }
         }

@@ -14,6 +14,9 @@
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/transform_output_iterator.h>
+
+#include <cuda/std/functional>
 
 #include <cstdint>
 #include <type_traits>
@@ -66,13 +69,21 @@ struct length_at {
     }
 };
 
-// A template (on nothing) so the header defines it once per program, not once per TU.
-template <class Int = std::int64_t>
-SEGRED_KERNEL void clamp_kernel(std::int64_t* v, std::int64_t count, std::int64_t hi) {
+template <class J>
+SEGRED_KERNEL void clamp_kernel(J* v, std::int64_t count, std::int64_t hi) {
     const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
     for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
         if (v[i] > hi) v[i] = hi;
 }
+
+// A start as a 32-bit int, saturated at INT32_MAX: starts from lengths are
+// non-decreasing, so saturated ones stay so, and with fewer than INT32_MAX
+// rows a sum that reaches the saturation can never pass for the row count.
+struct saturated_int32 {
+    __host__ __device__ std::int32_t operator()(std::int64_t v) const {
+        return v < INT32_MAX ? static_cast<std::int32_t>(v) : INT32_MAX;
+    }
+};
 
 // A template (on nothing) so the header defines it once per program, not once per TU.
 template <class Int = std::int64_t>
@@ -186,31 +197,71 @@ device_layout build_layout(const par_t& p, const char* fn, const offsets_desc<I>
     return L;
 }
 
-template <class I>
-device_layout build_layout(const par_t& p, const char* fn, const lengths_desc<I>& d, std::int64_t n,
-                           bounds_policy b) {
+// The M + 1 starts of lengths, by an exclusive scan in 64-bit sums, into
+// out (int64, or int32 saturated where n < INT32_MAX: lengths_to_starts32).
+// Under check, negative lengths and a sum other than n throw first (the
+// exact sum named); under drop, negative lengths count as 0 and starts past
+// n are clamped to it.
+template <class J, class I>
+void scan_lengths(const par_t& p, const char* fn, const lengths_desc<I>& d, std::int64_t n, bounds_policy b, J* out) {
+    static_assert(std::is_same<J, std::int64_t>::value || std::is_same<J, std::int32_t>::value, "int64 or int32");
     if (b == bounds_policy::check) check_lengths_sign(p, fn, d);
-    device_layout L;
-    L.M = d.M;
-    L.covers_every_row = b != bounds_policy::drop;
-    L.own_starts = temp_buffer<std::int64_t>(p, d.M + 1);
     const auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
                                                     length_at<I>{d.ptr, d.M, b == bounds_policy::drop});
-    std::int64_t* out = L.own_starts.get();
     const std::int64_t count = d.M + 1;
-    cub_call(p, "cub::DeviceScan::ExclusiveSum", [&](void* t, std::size_t& bytes) {
-        return cub::DeviceScan::ExclusiveSum(t, bytes, in, out, count, p.stream);
-    });
+    if constexpr (std::is_same<J, std::int64_t>::value) {
+        cub_call(p, "cub::DeviceScan::ExclusiveSum", [&](void* t, std::size_t& bytes) {
+            return cub::DeviceScan::ExclusiveSum(t, bytes, in, out, count, p.stream);
+        });
+    } else {
+        const auto to = thrust::make_transform_output_iterator(out, saturated_int32{});
+        cub_call(p, "cub::DeviceScan::ExclusiveScan", [&](void* t, std::size_t& bytes) {
+            return cub::DeviceScan::ExclusiveScan(t, bytes, in, to, ::cuda::std::plus<std::int64_t>{},
+                                                  std::int64_t(0), count, p.stream);
+        });
+    }
     if (b == bounds_policy::drop) {
         clamp_kernel<<<grid_for(count), block_threads, 0, p.stream>>>(out, count, n);
         SEGRED_CUDA_CHECK(cudaGetLastError());
     }
     if (b == bounds_policy::check) {
-        const std::int64_t total = read_back(p, out + d.M);
-        if (total != n) segred::detail::fail_lengths_sum(fn, total, n);
+        const std::int64_t total = static_cast<std::int64_t>(read_back(p, out + d.M));
+        if (total == n) return;
+        if constexpr (std::is_same<J, std::int32_t>::value) {
+            // The sum may be saturated: the 64-bit scan throws naming the
+            // exact one.
+            temp_buffer<std::int64_t> exact(p, d.M + 1);
+            scan_lengths(p, fn, d, n, b, exact.get());
+        }
+        segred::detail::fail_lengths_sum(fn, total, n);
     }
-    L.starts = out;
+}
+
+template <class I>
+device_layout build_layout(const par_t& p, const char* fn, const lengths_desc<I>& d, std::int64_t n,
+                           bounds_policy b) {
+    device_layout L;
+    L.M = d.M;
+    L.covers_every_row = b != bounds_policy::drop;
+    L.own_starts = temp_buffer<std::int64_t>(p, d.M + 1);
+    scan_lengths(p, fn, d, n, b, L.own_starts.get());
+    L.starts = L.own_starts.get();
     return L;
+}
+
+// Whether starts of n rows fit the 32-bit ints of lengths_to_starts32.
+inline bool starts32_fit(std::int64_t n) { return n < INT32_MAX; }
+
+// Lengths as M + 1 32-bit starts, for n rows with starts32_fit(n): the
+// offsets the one-column passes read in place, in half the bytes of a
+// layout's int64 starts (H200, 2^26 floats from one-row lengths: the scan
+// writes and the tiles read 4 bytes a segment, not 8).
+template <class I>
+temp_buffer<std::int32_t> lengths_to_starts32(const par_t& p, const char* fn, const lengths_desc<I>& d,
+                                              std::int64_t n, bounds_policy b) {
+    temp_buffer<std::int32_t> starts(p, d.M + 1);
+    scan_lengths(p, fn, d, n, b, starts.get());
+    return starts;
 }
 
 inline device_layout build_layout(const par_t& p, const char*, const fixed_desc& d, std::int64_t, bounds_policy) {
