@@ -101,8 +101,8 @@ inline bool column_units_apply(std::int64_t n, std::int64_t M) {
 // instead of the tiles of computed keys: no starts to read, so each thread
 // loads its segment's rows at once. H200, 2^26 values, the public call,
 // units against tiles: float sums, max and means over 3, 6, 8, 12 and 24
-// rows 1.12-1.77x (argmax 1.33-1.82x), over 2 rows 1.09-1.23x; double sums
-// 1.28-1.71x at every size from 2 to 32; fp16 sums over 3 to 12 and 24
+// rows 1.13-1.77x (argmax 1.33-1.82x), over 2 rows 1.10-1.21x; double sums
+// 1.28-1.68x at every size from 2 to 32; fp16 sums over 3 to 12 and 24
 // rows 1.13-2.09x. The tiles keep what they do best: power-of-two sizes
 // from 16 rows of values of at most 4 bytes (chunked tiles, a 16-byte load
 // for several rows: units 0.96-1.07x for floats, 0.72-0.73x for fp16),
