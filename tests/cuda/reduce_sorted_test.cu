@@ -703,7 +703,8 @@ segtest::seg_input<I> segments_of(const std::vector<i64>& len) {
 // accumulated into out with counts (a column at a time). Without the giant
 // (`giant` false), short segments of 0-24 rows: about 10 on average, where
 // one column takes a thread a segment; with it, two (from 16 rows on
-// average; one column's giant has 100001 rows, about 33 on average, so that
+// average; one column's giant has 100001 rows, and segments of 4096, 4097
+// and 37251 rows lie around its giant limit, about 44 on average, so that
 // the arg forms of floats take two threads too, from 32).
 template <form F, class T, class I>
 void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifted, bool giant = true) {
@@ -719,6 +720,14 @@ void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifte
         len[1000] = 128;
         len[2000] = 129;
         if (giant) len[3000] = width == 1 ? 100001 : 70001;
+        if (giant && width == 1) {
+            // One column lists segments past 4096 rows as giants: the last
+            // one its warp reduces, the first listed (two pieces), and one
+            // of ten pieces.
+            len[500] = 4096;
+            len[1500] = 4097;
+            len[2500] = 37251;
+        }
     }
     const segtest::seg_input<I> s = segments_of<F, I>(len);
     segtest::trial_config c;

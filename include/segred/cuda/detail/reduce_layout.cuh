@@ -199,7 +199,7 @@ void reduce_positions_as(const par_t& p, rows_view<const T> values, Starts start
     if (M == 0) return;
     const std::int64_t F = out.width, n = values.n;
     // Positions never exceed the rows, which bounds the giant segments.
-    const std::int64_t max_giants = n / giant_segment + 1;
+    const std::int64_t max_giants = n / giant_rows(F) + 1;
     if (longest < 0 || longest > n) longest = n;
     temp_buffer<giant_entry> giant_list(p, max_giants);
     temp_buffer<std::int64_t> piece_offset(p, max_giants + 1);
@@ -207,7 +207,7 @@ void reduce_positions_as(const par_t& p, rows_view<const T> values, Starts start
     SEGRED_CUDA_CHECK(cudaMemsetAsync(giant_count.get(), 0, sizeof(unsigned long long), p.stream));
     launch_segment_pass<T, O, R, S>(p, values, starts, perm, M, out, r, opts, giant_list.get(), giant_count.get());
     SEGRED_CUDA_CHECK(cudaGetLastError());
-    if (longest <= giant_segment) return;  // no segment can be giant
+    if (longest <= giant_rows(F)) return;  // no segment can be giant
 
     const std::int64_t P = piece_rows(F);
     const std::int64_t max_pieces = n / P + max_giants;

@@ -163,8 +163,9 @@ __device__ __forceinline__ void segment_columns_pass(rows_view<const T> values, 
         }
         if (alone && q == 0) write_unit<V, T>(r, opts, out, s, c, st, len, vector_stores);
         const bool first = valid && c == 0 && q == 0;
-        if (first && len > giant_segment) list_giant(giant_list, giant_count, s, b, e);
-        unsigned together = __ballot_sync(0xffffffffu, first && len > alone_rows && len <= giant_segment);
+        const std::int64_t giant = giant_rows(F);
+        if (first && len > giant) list_giant(giant_list, giant_count, s, b, e);
+        unsigned together = __ballot_sync(0xffffffffu, first && len > alone_rows && len <= giant);
         while (together) {
             const int j = __ffs(together) - 1;
             together &= together - 1;
