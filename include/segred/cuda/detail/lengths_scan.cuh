@@ -77,7 +77,7 @@ __device__ __forceinline__ void write_status(unsigned long long* status, std::in
 
 // The sum of the tiles before tile t, by warp 0 of its block (every lane
 // returns it).
-__device__ unsigned look_back(unsigned long long* status, std::int64_t t, saturating_sum add) {
+__device__ __forceinline__ unsigned look_back(unsigned long long* status, std::int64_t t, saturating_sum add) {
     const int lane = static_cast<int>(threadIdx.x) % 32;
     unsigned before = 0;
     for (std::int64_t last = t - 1;; last -= 32) {
