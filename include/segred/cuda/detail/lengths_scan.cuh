@@ -48,8 +48,9 @@ namespace lengths_scan {
 // to 64 a thread). H200, 2^26 one-row segments: 186 us, where CUB's scan
 // took 252; 16 lengths a thread ran as slowly as CUB's, and with three
 // blocks an SM (72 registers) or blocks of 128 threads 1.02-1.07x slower.
-// The blocks spend half their time waiting at the barrier while warp 0
-// looks back; more blocks an SM cover it.
+// At three blocks an SM half of the warps' stall cycles were at the
+// barrier where the block waits for warp 0's look-back (ncu); more blocks
+// an SM cover it.
 constexpr int threads = 256;
 constexpr int items = 32;
 constexpr std::int64_t tile = std::int64_t(threads) * items;
