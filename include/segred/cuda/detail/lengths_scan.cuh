@@ -6,8 +6,8 @@
 // of the caller's lengths into a saturating output moved them at about half
 // the speed of a copy (H200: about 250 us of 725 for 2^26 one-row segments),
 // its loads and stores one element at a time. Here each block scans a tile
-// of 4096 lengths, loaded and stored through shared memory a warp at a time
-// (coalesced, vectorized), and learns the sum of the tiles before its own by
+// of 8192 lengths, loaded and stored through shared memory a warp at a time
+// (coalesced), and learns the sum of the tiles before its own by
 // a decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix
 // Scan with Decoupled Look-back", 2016): each tile publishes its own sum at
 // once and its inclusive prefix when it has it, and a later tile adds up its
@@ -104,7 +104,8 @@ __device__ __forceinline__ unsigned scanned_length(std::int32_t x, unsigned hi) 
     return x <= 0 ? 0u : (static_cast<unsigned>(x) < hi ? static_cast<unsigned>(x) : hi);
 }
 
-// status[0, tiles): the tiles' words, starting at zero.
+// status[0, tiles): the tiles' words, starting at zero. A template (on the
+// 4-byte length type) so that the header defines it once per program.
 template <class I>
 SEGRED_KERNEL void __launch_bounds__(threads, 4)
     lengths_scan_kernel(const I* len, std::int64_t M, unsigned hi, unsigned long long* status, std::int32_t* starts) {
@@ -169,14 +170,16 @@ SEGRED_KERNEL void __launch_bounds__(threads, 4)
 
 // starts[0, M] = the exclusive sums of lengths len[0, M) (negative ones as
 // 0), each stored as min(sum, hi), for 0 <= hi <= INT32_MAX.
-inline void scan_lengths_into_int32(const par_t& p, const std::int32_t* len, std::int64_t M, std::int64_t hi, std::int32_t* starts) {
+inline void scan_lengths_into_int32(const par_t& p, const std::int32_t* len, std::int64_t M, std::int64_t hi,
+                                    std::int32_t* starts) {
     constexpr std::int64_t tile = lengths_scan::tile;
     const std::int64_t tiles = (M + 1 + tile - 1) / tile;
     temp_buffer<unsigned long long> status(p, tiles);
     SEGRED_CUDA_CHECK(cudaMemsetAsync(status.get(), 0, static_cast<std::size_t>(tiles) * sizeof(unsigned long long),
                                       p.stream));
-    lengths_scan::lengths_scan_kernel<std::int32_t><<<static_cast<unsigned>(tiles), lengths_scan::threads, 0, p.stream>>>(
-        len, M, static_cast<unsigned>(hi), status.get(), starts);
+    lengths_scan::lengths_scan_kernel<std::int32_t>
+        <<<static_cast<unsigned>(tiles), lengths_scan::threads, 0, p.stream>>>(len, M, static_cast<unsigned>(hi),
+                                                                               status.get(), starts);
     SEGRED_CUDA_CHECK(cudaGetLastError());
 }
 
