@@ -212,7 +212,8 @@ void scan_lengths(const par_t& p, const char* fn, const lengths_desc<I>& d, std:
     if (b == bounds_policy::check) check_lengths_sign(p, fn, d);
     const std::int64_t count = d.M + 1;
     if constexpr (std::is_same<J, std::int32_t>::value && std::is_same<I, std::int32_t>::value) {
-        // Stored saturated at INT32_MAX (under drop at n, the clamp below).
+        // Saturated at INT32_MAX, or under drop at n (drop's clamp of the
+        // starts, which the other scans take from clamp_kernel).
         scan_lengths_into_int32(p, d.ptr, d.M, b == bounds_policy::drop ? n : std::int64_t(INT32_MAX), out);
     } else {
         const auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),

@@ -110,10 +110,9 @@ template <class I>
 SEGRED_KERNEL void __launch_bounds__(threads, 4)
     lengths_scan_kernel(const I* len, std::int64_t M, unsigned hi, unsigned long long* status, std::int32_t* starts) {
     static_assert(sizeof(I) == 4, "4-byte lengths");
-    constexpr int n_items = items;
-    using load_t = cub::BlockLoad<I, threads, n_items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using load_t = cub::BlockLoad<I, threads, items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
     using scan_t = cub::BlockScan<unsigned, threads, cub::BLOCK_SCAN_WARP_SCANS>;
-    using store_t = cub::BlockStore<unsigned, threads, n_items, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+    using store_t = cub::BlockStore<unsigned, threads, items, cub::BLOCK_STORE_WARP_TRANSPOSE>;
     __shared__ union {
         typename load_t::TempStorage load;
         typename scan_t::TempStorage scan;
@@ -130,12 +129,12 @@ SEGRED_KERNEL void __launch_bounds__(threads, 4)
 
     // Element M reads as a length of 0: its start is the sum of all. The
     // thread's running sum is taken twice: for its total, then its starts.
-    I raw[n_items];
+    I raw[items];
     const std::int64_t loaded = M - first < tile ? M - first : tile;
     load_t(shared.load).Load(len + first, raw, static_cast<int>(loaded > 0 ? loaded : 0), I(0));
-    unsigned v[n_items];
+    unsigned v[items];
     unsigned own = 0;
-    for (int k = 0; k < n_items; ++k) {
+    for (int k = 0; k < items; ++k) {
         v[k] = scanned_length(raw[k], hi);
         own = add(own, v[k]);
     }
@@ -156,7 +155,7 @@ SEGRED_KERNEL void __launch_bounds__(threads, 4)
     }
     __syncthreads();  // also: the scan's shared memory is the store's
     unsigned run = add(before_shared, thread_before);
-    for (int k = 0; k < n_items; ++k) {
+    for (int k = 0; k < items; ++k) {
         const unsigned x = v[k];
         v[k] = run;
         run = add(run, x);
