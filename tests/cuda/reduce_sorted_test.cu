@@ -92,20 +92,28 @@ void accumulated_sum_with_counts(segref::rng& g, const segtest::seg_input<I>& s,
 // tile, an empty segment inside one, segments crossing a tile boundary (in
 // either direction), a long gap of empty segments before a tile's first row,
 // leading and trailing empty segments; in every sorted form, for sum,
-// argmax, and a mean accumulated into the output with counts.
+// argmax, and a mean accumulated into the output with counts. Starts
+// (offsets, lengths) test a tile whose keys span one segment a row against
+// the starts themselves: here such tiles that are not one-row tiles end in
+// a segment going on into the next tile (tiles 1 and 3 of 4096 rows),
+// begin inside one that came from the last and hold an empty segment (tile
+// 2), and hold a two-row and an empty segment (tile 6). With `tail` 0 the
+// last tile is a full one-row tile followed by the trailing empty segments.
 template <form F, class T, class I>
-void one_row_tiles_case(segref::rng& g) {
-    SCOPED_TRACE(segtest::form_name(F));
+void one_row_tiles_case(segref::rng& g, i64 tail) {
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", tail " + std::to_string(tail));
     constexpr i64 tile = 4096;  // a multiple of both tile sizes
-    const i64 n = 8 * tile + 123;
+    const i64 n = 8 * tile + tail;
     std::vector<i64> len = {0, 0, 0};  // leading empty segments
     for (i64 row = 0; row < n;) {
         i64 l = 1;
         if (row == 2 * tile - 1) l = 3;                      // crosses into the next tile
+        if (row == 2 * tile + 500) len.push_back(0);         // and an empty segment in that tile
         if (row == 4 * tile - 1) l = 2;                      // the next tile's first row continues it
         if (row == 3 * tile + 1000) l = 2;                   // two rows inside a tile
         if (row == 5 * tile) len.insert(len.end(), 100, 0);  // a long gap before a tile
         if (row == 6 * tile + 77) len.push_back(0);          // one empty segment inside a tile
+        if (row == 6 * tile + 1500) l = 2;                   // and two rows
         l = std::min(l, n - row);
         len.push_back(l);
         row += l;
@@ -129,10 +137,12 @@ TYPED_TEST(CudaSortedReduce, OneRowTiles) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    one_row_tiles_case<form::offsets, T, I>(g);
-    one_row_tiles_case<form::lengths, T, I>(g);
-    one_row_tiles_case<form::sorted_ids, T, I>(g);
-    one_row_tiles_case<form::fixed, T, I>(g);
+    for (i64 tail : {i64(123), i64(0)}) {
+        one_row_tiles_case<form::offsets, T, I>(g, tail);
+        one_row_tiles_case<form::lengths, T, I>(g, tail);
+        one_row_tiles_case<form::sorted_ids, T, I>(g, tail);
+        one_row_tiles_case<form::fixed, T, I>(g, tail);
+    }
 }
 
 // Offsets (with `lead` rows before the first and 5 rows past the last) or

@@ -128,6 +128,7 @@ struct start_keys {
     static constexpr bool derived = Derive;
     static constexpr bool searched = !Derive;  // each thread's first key: see tile_reduce_kernel
     static constexpr bool chunks = false;
+    using start_type = J;
     const J* starts;
     std::int64_t M;
     __device__ std::int64_t start(std::int64_t s) const { return static_cast<std::int64_t>(starts[s]); }
@@ -211,6 +212,15 @@ constexpr bool fixed_rows_chunked(std::int64_t size) {
 // labels, the high halves in the other stage's key slots (tile_labels).
 using derived_label = std::int16_t;
 constexpr std::int64_t derived_label_span = 32767;
+
+// Slots from one row's labels to the next row's (label_slot): a thread's
+// rows tile_threads slots apart and 32 / Items slots more, so that the 32
+// consecutive rows a warp marks in derive_tile_keys (2 or 4 threads' rows)
+// fall in 16 different banks, two labels to a word. Without the padding a
+// thread's rows shared a bank: ncu counted 8.1-way conflicts on shared
+// stores, 87% of their wavefronts, at one-row segments (H200).
+template <int Items>
+constexpr int label_stride = tile_threads + 32 / Items;
 
 // Start keys are derived where segments average at most this many rows, over
 // the caller's offsets or the int64 starts built from lengths. Measured
@@ -433,8 +443,11 @@ struct alignas(16) tile_stage {  // 16: the second stage's chunks stay aligned
     // as fp32 values do.
     static constexpr bool split_parks = ids_chunked<T, I, Keys> && sizeof(T) == 2;
     static constexpr int high_keys = split_parks ? static_cast<int>(slots * 2 / sizeof(I)) : 0;
+    // Derived labels' padding (label_stride): Items + 1 rows, for the
+    // fold's read ahead.
+    static constexpr int label_padding = Keys::derived ? (items + 1) * (label_stride<items> - tile_threads) : 0;
     T values[slots];
-    I keys[keys_staged<Keys> ? slots + high_keys : 1];
+    I keys[keys_staged<Keys> ? slots + high_keys + label_padding : 1];
     static constexpr std::size_t high_at = slots * (sizeof(T) + sizeof(I));
 };
 
@@ -706,13 +719,13 @@ __device__ void stage_tile(tile_stage<T, I, Keys>& st, unsigned at, const T* val
 
 // Where thread u's row j keeps its label (derived keys), in elements of the
 // stage's key slots: row j of every thread together, so that a warp reading
-// its rows j reads 64 consecutive bytes. Laid out a thread's rows together,
-// as values are, a thread's 17 two-byte slots put threads u and u + 15 in
-// the same bank (H200: offsets of 16 rows ran 0.91-0.94x as fast as with
-// int keys).
+// its rows j reads 64 consecutive bytes, one row's labels label_stride
+// slots from the next's. Laid out a thread's rows together, as values are,
+// a thread's 17 two-byte slots put threads u and u + 15 in the same bank
+// (H200: offsets of 16 rows ran 0.91-0.94x as fast as with int keys).
 template <int Items>
 __device__ __forceinline__ int label_slot(int u, int j) {
-    return j * tile_threads + u;
+    return j * label_stride<Items> + u;
 }
 
 // A tile's labels (derived keys) as the fold reads and derive_tile_keys
@@ -738,6 +751,14 @@ struct tile_labels {
     }
 };
 
+// Starts that derive_tile_keys has in flight a thread: it loads a batch of
+// segments' starts (and the starts after them) before it tests any, so a
+// thread waits on global memory once a batch, not once a segment (one-row
+// segments from int32 offsets on an H200: 1.28x against one at a time; 8 a
+// batch spilled registers where starts are 64-bit, and ran no faster where
+// they are 32-bit).
+constexpr int derive_batch = 4;
+
 // Derived keys (start_keys): the labels of the tile's `valid` rows from lo,
 // each row's key less k0 (tile_labels), segments k0 and k1 holding its
 // first and last rows. The first row of each non-empty segment in (k0, k1]
@@ -756,16 +777,28 @@ __device__ void derive_tile_keys(const tile_labels<Wide>& labels, Keys keys, std
     const int count = left < 0 ? 0 : left < Items ? left : Items;
     for (int j = 0; j < count; ++j) labels.store(label_slot<Items>(t, j), -1);
     __syncthreads();
-    for (std::int64_t s = k0 + 1 + t; s <= k1; s += tile_threads) {
-        const std::int64_t b = keys.start(s);
-        if (s == keys.M || keys.start(s + 1) > b) {
-            const std::int64_t e = b - lo;
-            if (e >= 0 && e < valid) {
-                const int u = static_cast<int>(e) / Items;
-                labels.store(label_slot<Items>(u, static_cast<int>(e) - u * Items), static_cast<int>(s - k0));
+    using J = typename Keys::start_type;  // held as loaded: 32-bit starts take half the registers
+    for (std::int64_t s0 = k0 + 1 + t; s0 <= k1; s0 += derive_batch * tile_threads) {
+        J b[derive_batch], b_next[derive_batch];
+#pragma unroll
+        for (int i = 0; i < derive_batch; ++i) {
+            const std::int64_t s = s0 + i * tile_threads;
+            b[i] = s <= k1 ? keys.starts[s] : J(0);
+            b_next[i] = s <= k1 && s < keys.M ? keys.starts[s + 1] : J(0);
+        }
+#pragma unroll
+        for (int i = 0; i < derive_batch; ++i) {
+            const std::int64_t s = s0 + i * tile_threads;
+            if (s > k1) break;
+            if (s == keys.M || b_next[i] > b[i]) {
+                const std::int64_t e = std::int64_t(b[i]) - lo;
+                if (e >= 0 && e < valid) {
+                    const int u = static_cast<int>(e) / Items;
+                    labels.store(label_slot<Items>(u, static_cast<int>(e) - u * Items), static_cast<int>(s - k0));
+                }
+            } else {
+                write_empty(s);  // s < k1: the last row's segment has rows
             }
-        } else {
-            write_empty(s);  // s < k1: the last row's segment has rows
         }
     }
     __syncthreads();
@@ -781,6 +814,23 @@ __device__ void derive_tile_keys(const tile_labels<Wide>& labels, Keys keys, std
         cur = mark >= 0 ? mark : cur;
         if (mark < 0) labels.store(label_slot<Items>(t, j), cur);
     }
+}
+
+// Whether the starts of segments k0 .. k0 + Items * tile_threads are lo,
+// lo + 1, ..: a full tile of one-row segments, none empty, the first
+// beginning at the tile's first row and the last ending at its last. Each
+// thread tests Items starts, all loaded before any is compared (and thread
+// 0 the one past the tile). Called by the whole block; the same answer for
+// every thread.
+template <int Items, class Keys>
+__device__ bool starts_one_row_apart(Keys keys, std::int64_t lo, std::int64_t k0) {
+    using J = typename Keys::start_type;
+    const int t = threadIdx.x;
+    const J* at = keys.starts + k0;
+    bool apart = t > 0 || std::int64_t(at[Items * tile_threads]) == lo + Items * tile_threads;
+#pragma unroll
+    for (int i = 0; i < Items; ++i) apart &= std::int64_t(at[t + i * tile_threads]) == lo + t + i * tile_threads;
+    return __syncthreads_and(apart) != 0;
 }
 
 // Whether key k names a segment: keys -1 and M mark rows before the first
@@ -1068,6 +1118,33 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
         __syncthreads();
     }
 
+    // A full tile of one-row segments, keys k0, k0 + 1, .. (stage buf;
+    // `before`: the key of the row before the tile, -1 for none). Each
+    // thread writes rows t, t + 256, ..: a warp's outputs are consecutive.
+    // A thread a run of consecutive rows, as in the fold below, would have
+    // each thread write its own 16 consecutive segments, 64 bytes from its
+    // neighbour's, with 16 times the store transactions (one-row segments
+    // ran at 0.29 of copy).
+    auto fold_one_row_tile = [&](std::int64_t tile, int buf, std::int64_t lo, std::int64_t hi, std::int64_t k0,
+                                 std::int64_t before) {
+        constexpr bool chunked_ids = ids_chunked<T, I, Keys>;
+        const unsigned stage_at = stages_at + unsigned(buf * sizeof(stage_t));
+        for (int e = t; e < tile_rows; e += tile_threads) {
+            S st = r.template init<T>();
+            const int u = e / tile_items;
+            const unsigned at = stage_at + stage_offset<T, tile_items, chunked_ids>(u, e - u * tile_items);
+            r.update(st, load_shared<T>(at), lo + e);
+            write_segment<T>(r, opts, out, k0 + e, 0, st, 1);
+        }
+        if (t == 0) {
+            write_empty_range<T>(r, opts, out, M, before, k0, gaps);
+            carry[tile].tail_key = -1;
+            carry[tile].passes = 0;
+        }
+        if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k0 + tile_rows - 1, M, gaps);
+        __syncthreads();  // this stage and tile_keys are reused by the next tiles
+    };
+
     std::int64_t lo, hi;
     if (std::int64_t(blockIdx.x) < tiles) {
         bounds(blockIdx.x, lo, hi);
@@ -1138,6 +1215,17 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
             derived_k0 = k0;
             derived_k1 = k1;
             wide = k1 - k0 > derived_label_span;
+            // A tile of one-row segments is told from its starts alone, and
+            // derives no labels (H200, fp32 sums over one-row segments:
+            // 1.37x from int32 offsets, 1.22x from int32 lengths, against
+            // deriving them). A tile whose keys span as many segments as it
+            // has rows but whose starts are not one row apart reads its
+            // starts twice.
+            if (hi - lo == tile_rows && k1 - k0 == tile_rows - 1 && k0 >= 0 && k1 < M &&
+                starts_one_row_apart<tile_items>(keys, lo, k0)) {
+                fold_one_row_tile(tile, buf, lo, hi, k0, lo > 0 ? edge_keys[2 * tile - 1] : std::int64_t(-1));
+                continue;
+            }
             if (k1 - k0 >= segment_tile_min_span && k1 - k0 <= segment_tile_max_span<T, Keys> &&
                 fold_tile_segments<T, O, R, S>(stages_at + unsigned(buf * sizeof(stage_t)),
                                                reinterpret_cast<int*>(stages[buf].keys), keys,
@@ -1178,7 +1266,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
                       "the ids follow the values");
         constexpr int thread_slots = tile_items + (chunked_ids ? 0 : 1);
         const unsigned vals_at = pinned(stage_at + unsigned(t * thread_slots * sizeof(T)));
-        // Derived keys' labels: a thread's rows tile_threads slots apart.
+        // Derived keys' labels: a thread's rows label_stride slots apart.
         const unsigned ids_at =
             pinned(keys_at + unsigned((Keys::derived ? t : t * thread_slots) * static_cast<int>(sizeof(I))));
         // Keys of this thread's first and last rows (M when it has none).
@@ -1195,7 +1283,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
                 if (count > 0) k_first = span_k0 + top;
             }
         }
-        // This thread's labels, row i at slot i * tile_threads (label_slot).
+        // This thread's labels, row i at slot i * label_stride (label_slot).
         auto with_labels = [&](auto f) {
             if (wide) return f(tile_labels<true>{ids_at, labels_high(buf)});
             return f(tile_labels<false>{ids_at, 0});
@@ -1205,7 +1293,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
                 if constexpr (Keys::derived) {
                     with_labels([&](const auto& labels) {
                         k_first = derived_k0 + labels.load(0);
-                        k_last = derived_k0 + labels.load((count - 1) * tile_threads);
+                        k_last = derived_k0 + labels.load((count - 1) * label_stride<tile_items>);
                     });
                 } else {
                     k_first = load_shared<I>(keys_at + stage_offset<I, tile_items, chunked_ids>(t, 0));
@@ -1243,33 +1331,17 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
         if constexpr (keys_staged<Keys>) neighbour_keys();
 
         // A full tile of one-row segments (staged keys: sorted ids, and
-        // starts of short segments): keys first_key[0], +1, .., in range,
-        // none shared with the rows around the tile (sorted keys that rise
-        // by the tile's row count less one can only rise by one a row).
-        // Each thread writes rows t, t + 256, ..: a warp's outputs are
-        // consecutive. The runs below would have each thread write its own
-        // 16 consecutive segments, 64 bytes from its neighbour's, with 16
-        // times the store transactions (one-row segments ran at 0.29 of
-        // copy). Computed keys skip the test: it cost their longer segments
-        // up to 9% (fixed segments of one row take one_row_segments_kernel).
+        // derived keys whose starts were not tested above): keys
+        // first_key[0], +1, .., in range, none shared with the rows around
+        // the tile (sorted keys that rise by the tile's row count less one
+        // can only rise by one a row). Computed keys skip the test: it cost
+        // their longer segments up to 9% (fixed segments of one row take
+        // one_row_segments_kernel).
         if constexpr (keys_staged<Keys>) {
             const std::int64_t k0 = first_key[0], k1 = last_key[tile_threads - 1];
             if (hi - lo == tile_rows && k1 - k0 == tile_rows - 1 && k0 >= 0 && k1 < M && tile_keys[2] != k0 &&
                 tile_keys[3] != k1) {
-                for (int e = t; e < tile_rows; e += tile_threads) {
-                    S st = r.template init<T>();
-                    const int u = e / tile_items;
-                    const unsigned at = stage_at + stage_offset<T, tile_items, chunked_ids>(u, e - u * tile_items);
-                    r.update(st, load_shared<T>(at), lo + e);
-                    write_segment<T>(r, opts, out, k0 + e, 0, st, 1);
-                }
-                if (t == 0) {
-                    write_empty_range<T>(r, opts, out, M, tile_keys[2], k0, gaps);
-                    carry[tile].tail_key = -1;
-                    carry[tile].passes = 0;
-                }
-                if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k1, M, gaps);
-                __syncthreads();  // this stage and tile_keys are reused by the next tiles
+                fold_one_row_tile(tile, buf, lo, hi, k0, tile_keys[2]);
                 continue;
             }
         }
@@ -1476,7 +1548,7 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
                         const T v = v_ahead;
                         v_ahead = load_shared<T>(vals_at + unsigned((i + 1) * sizeof(T)));
                         const int k = k_ahead;
-                        k_ahead = labels.load((i + 1) * tile_threads);
+                        k_ahead = labels.load((i + 1) * label_stride<tile_items>);
                         if (k != label) {
                             close_run(i, derived_k0 + k);
                             label = k;
