@@ -1330,19 +1330,27 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
         };
         if constexpr (keys_staged<Keys>) neighbour_keys();
 
-        // A full tile of one-row segments (staged keys: sorted ids, and
-        // derived keys whose starts were not tested above): keys
-        // first_key[0], +1, .., in range, none shared with the rows around
-        // the tile (sorted keys that rise by the tile's row count less one
-        // can only rise by one a row). Computed keys skip the test: it cost
-        // their longer segments up to 9% (fixed segments of one row take
-        // one_row_segments_kernel).
-        if constexpr (keys_staged<Keys>) {
+        // A full tile of one-row sorted ids: keys first_key[0], +1, .., in
+        // range, none shared with the rows around the tile. Keys that rise
+        // by the tile's row count less one may still skip one (an empty
+        // segment) and repeat another (a two-row segment), so every thread
+        // then compares its staged ids with the keys they must be. (Derived
+        // keys test their starts above; computed keys skip the test: it
+        // cost their longer segments up to 9%, and fixed segments of one
+        // row take one_row_segments_kernel.)
+        if constexpr (Keys::loaded) {
             const std::int64_t k0 = first_key[0], k1 = last_key[tile_threads - 1];
             if (hi - lo == tile_rows && k1 - k0 == tile_rows - 1 && k0 >= 0 && k1 < M && tile_keys[2] != k0 &&
                 tile_keys[3] != k1) {
-                fold_one_row_tile(tile, buf, lo, hi, k0, tile_keys[2]);
-                continue;
+                bool apart = true;
+                for (int j = 0; j < tile_items; ++j) {
+                    const I id = load_shared<I>(keys_at + stage_offset<I, tile_items, chunked_ids>(t, j));
+                    apart &= static_cast<std::int64_t>(id) == k0 + t * tile_items + j;
+                }
+                if (__syncthreads_and(apart)) {
+                    fold_one_row_tile(tile, buf, lo, hi, k0, tile_keys[2]);
+                    continue;
+                }
             }
         }
 
