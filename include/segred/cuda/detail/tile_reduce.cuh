@@ -407,7 +407,7 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
 // hit different banks.
 template <int Items>
 __device__ __forceinline__ int tile_slot(int e) {
-    return e + e / Items;
+    return static_cast<int>(unsigned(e) + unsigned(e) / Items);  // e >= 0: a shift, with no sign fix-up
 }
 
 // Key of row `row` from scratch (sorted ids read, or computed).
@@ -768,17 +768,41 @@ constexpr int derive_batch = 4;
 // segments in (k0, k1), which the same pass over the starts finds, are
 // written here by write_empty(s): a thread a segment, so a warp's writes are
 // consecutive, where the fold's threads would each write the gaps they see
-// one by one (the fold leaves them: derived_gap). Called by the whole block.
+// one by one (the fold leaves them: derived_gap). The starts come from
+// `staged` where the tile's were staged (stage_segment_starts; the low
+// halves of segments k0 + 1 .. k1's, in slots 1 .. k1 - k0), else from the
+// device memory. Called by the whole block.
 template <int Items, bool Wide, class Keys, class ScanTemp, class WriteEmpty>
-__device__ void derive_tile_keys(const tile_labels<Wide>& labels, Keys keys, std::int64_t lo, int valid,
-                                 std::int64_t k0, std::int64_t k1, ScanTemp& scan_temp, WriteEmpty write_empty) {
+__device__ void derive_tile_keys(const tile_labels<Wide>& labels, Keys keys, const int* staged, std::int64_t lo,
+                                 int valid, std::int64_t k0, std::int64_t k1, ScanTemp& scan_temp,
+                                 WriteEmpty write_empty) {
     const int t = threadIdx.x;
     const int left = valid - t * Items;
     const int count = left < 0 ? 0 : left < Items ? left : Items;
     for (int j = 0; j < count; ++j) labels.store(label_slot<Items>(t, j), -1);
     __syncthreads();
+    // Segment k0 + j (j in [1, span]) begins at row e of the tile, and
+    // has rows where the next begins after it (the next past k1: after
+    // the tile) or where it is key M (the rows past the last start).
+    auto mark = [&](int j, int e) {
+        const int u = static_cast<int>(static_cast<unsigned>(e) / Items);  // e >= 0
+        labels.store(label_slot<Items>(u, e - u * Items), j);
+    };
+    const int span = static_cast<int>(k1 - k0);
+    if (staged != nullptr) {
+        const unsigned lo32 = static_cast<unsigned>(lo);
+        auto row_of = [&](int j) { return static_cast<int>(static_cast<unsigned>(staged[j]) - lo32); };
+        for (int j = 1 + t; j <= span; j += tile_threads) {
+            const int e = row_of(j);  // in [1, valid): the segment begins inside the tile
+            if (k0 + j == keys.M || (j == span ? valid : row_of(j + 1)) > e) {
+                mark(j, e);
+            } else {
+                write_empty(k0 + j);  // j < span: the last row's segment has rows
+            }
+        }
+    }
     using J = typename Keys::start_type;  // held as loaded: 32-bit starts take half the registers
-    for (std::int64_t s0 = k0 + 1 + t; s0 <= k1; s0 += derive_batch * tile_threads) {
+    for (std::int64_t s0 = k0 + 1 + t; staged == nullptr && s0 <= k1; s0 += derive_batch * tile_threads) {
         J b[derive_batch], b_next[derive_batch];
 #pragma unroll
         for (int i = 0; i < derive_batch; ++i) {
@@ -792,10 +816,7 @@ __device__ void derive_tile_keys(const tile_labels<Wide>& labels, Keys keys, std
             if (s > k1) break;
             if (s == keys.M || b_next[i] > b[i]) {
                 const std::int64_t e = std::int64_t(b[i]) - lo;
-                if (e >= 0 && e < valid) {
-                    const int u = static_cast<int>(e) / Items;
-                    labels.store(label_slot<Items>(u, static_cast<int>(e) - u * Items), static_cast<int>(s - k0));
-                }
+                if (e >= 0 && e < valid) mark(static_cast<int>(s - k0), static_cast<int>(e));
             } else {
                 write_empty(s);  // s < k1: the last row's segment has rows
             }
@@ -859,6 +880,28 @@ constexpr int segment_thread_max_rows = 32;
 template <class T, class Keys>
 constexpr std::int64_t segment_tile_max_span =
     tile_threads * tile_stage<T, derived_label, Keys>::items / 2;  // half a start a row
+// Whether a tile whose keys are k0 .. k0 + span may be folded a thread a
+// segment (fold_tile_segments); its starts are then staged with its rows.
+template <class T, class Keys>
+__device__ __forceinline__ bool segment_tile_span(std::int64_t span) {
+    return span >= segment_tile_min_span && span <= segment_tile_max_span<T, Keys>;
+}
+
+// Start copying the starts of segments k0 + 1 .. k0 + span (a tile that
+// segment_tile_span accepts) into the stage's key slots at `at`, as the low
+// 32 bits of each: slot j holds segment k0 + j's. Each of those segments
+// begins inside the tile (after its first row, at or before its last), so
+// the low halves less the tile's first row's are the offsets in the tile.
+// In the fold they were read start by start, a dependent load of the
+// device memory each, with the stage waited for before (ncu, H200, 4-row
+// segments: the two passes over the starts 37% of the stall samples).
+template <class Keys>
+__device__ void stage_segment_starts(unsigned at, Keys keys, std::int64_t k0, int span) {
+    for (int j = 1 + static_cast<int>(threadIdx.x); j <= span; j += tile_threads)
+        copy_async<4>(at + unsigned(j * sizeof(int)), keys.starts + (k0 + j));  // little-endian: the low half first
+    __pipeline_commit();
+}
+
 template <class T, class Keys>
 constexpr bool segment_tile_fits =
     tile_stage<T, derived_label, Keys>::slots * sizeof(derived_label) >=
@@ -872,8 +915,9 @@ constexpr bool segment_tile_fits =
 // each lane close its runs at its own rows, and a warp runs that close once
 // for every row at which one of its lanes does (one lane a close on random
 // segment lengths, ncu); here a warp's lanes close together. The starts of
-// the tile's segments are read first, all at once, into `scratch` (the
-// stage's key slots), as row offsets in the tile. Segments longer than
+// the tile's segments are in `scratch` (the stage's key slots), staged with
+// its rows by stage_segment_starts: slot j the low half of segment k0 + j's
+// start for j in [1, span]. Segments longer than
 // segment_thread_max_rows rows in the tile are folded by a warp each: lane l
 // takes the l-th 32nd of the rows, and a fixed tree combines the lanes.
 // Where a sample of the segments says the non-empty ones average more than
@@ -881,36 +925,42 @@ constexpr bool segment_tile_fits =
 // (returns false, the same for the whole block). Rows of k0 that began
 // before the tile (before_key == k0) and rows of k1 that go on after it
 // (after_key == k1) are partial: they go to the tile's carry as its head
-// and tail, as in the row-by-row fold. Called by the whole block, with
-// k1 - k0 at most segment_tile_max_span.
+// and tail, as in the row-by-row fold. Called by the whole block, for a
+// tile that segment_tile_span accepts.
 template <class T, class O, class R, class S, class Keys>
-__device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, const R& r, const options& opts,
+__device__ bool fold_tile_segments(unsigned vals_at, int* scratch, const R& r, const options& opts,
                                    const rows_view<O>& out, std::int64_t M, std::int64_t lo, std::int64_t hi,
                                    std::int64_t n, std::int64_t k0, std::int64_t k1, std::int64_t before_key,
-                                   std::int64_t after_key, tile_carry<S>& carry, const gap_list& gaps) {
+                                   std::int64_t after_key, tile_carry<S>& carry, bool plain_writes,
+                                   const gap_list& gaps) {
     constexpr int items = tile_stage<T, derived_label, Keys>::items;
     static_assert(segment_tile_fits<T, Keys>, "the starts and the long segments fit the stage's key slots");
     const int t = threadIdx.x, lane = t % 32;
     const int span = static_cast<int>(k1 - k0), rows = static_cast<int>(hi - lo);
+    // Segment k0 + j's first row in the tile, j in [1, span + 1]: from its
+    // staged start, but the tile's rows past the last (which may end after
+    // the tile).
+    const unsigned lo32 = static_cast<unsigned>(lo);
+    auto first_row = [&](int j) {
+        return j > span ? rows : static_cast<int>(static_cast<unsigned>(scratch[j]) - lo32);
+    };
     // How many of the tile's segments have rows, from one segment a thread
-    // spread over (k0, k1): reading every start first cost tiles left to
-    // the row-by-row fold 14% (90% empty segments).
+    // spread over (k0, k1].
     {
-        const std::int64_t s = k0 + 1 + std::int64_t(t) * span / tile_threads;  // in (k0, k1]
-        const bool filled = s < M && keys.start(s + 1) > keys.start(s);
+        const int j = 1 + static_cast<int>(std::int64_t(t) * span / tile_threads);  // in [1, span]
+        const bool filled = k0 + j < M && first_row(j + 1) > first_row(j);
         const std::int64_t sampled = __syncthreads_count(filled);
         if (sampled * span * segment_tile_max_rows < std::int64_t(tile_threads) * rows) return false;
     }
-    // scratch[j]: where segment k0 + j begins in the tile, clipped to it.
-    for (int j = t; j <= span + 1; j += tile_threads) {
-        const std::int64_t s = k0 + j;
-        std::int64_t b = s < 0 ? 0 : s > M ? rows : keys.start(s) - lo;
-        b = b < 0 ? 0 : b > rows ? rows : b;
-        scratch[j] = static_cast<int>(b);
-    }
+    // The first's and the one past the last's slots, for the loops below.
     int* listed = scratch + span + 2;  // the count of long segments, then their offsets from k0
-    if (t == 0) *listed = 0;
+    if (t == 0) {
+        scratch[0] = static_cast<int>(lo32);
+        scratch[span + 1] = static_cast<int>(lo32 + static_cast<unsigned>(rows));
+        *listed = 0;
+    }
     __syncthreads();
+    auto row_at = [&](int j) { return static_cast<int>(static_cast<unsigned>(scratch[j]) - lo32); };
 
     const bool began_before = lo > 0 && before_key == k0 && key_in_range(k0, M);
     const bool goes_on = hi < n && after_key == k1 && key_in_range(k1, M);
@@ -925,7 +975,11 @@ __device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, co
             write_segment<T>(r, opts, out, s, 0, st, count);
         }
     };
+    // Rolled: the compiler's four-row unrolling, with its remainder loop,
+    // cost segments of 2 to 4 rows (H200: 2-row sums 0.96x, uniform 0..8
+    // rows 0.94x).
     auto fold = [&](S& st, int b, int e) {
+#pragma unroll 1
         for (int i = b; i < e; ++i)
             r.update(st, load_shared<T>(vals_at + unsigned(tile_slot<items>(i) * sizeof(T))), lo + i);
     };
@@ -937,22 +991,55 @@ __device__ bool fold_tile_segments(unsigned vals_at, int* scratch, Keys keys, co
         if (k0 != before_key) write_empty_range<T>(r, opts, out, M, before_key, k0, gaps);
     }
     if (t == tile_threads - 1 && hi == n) write_empty_range<T>(r, opts, out, M, k1, M, gaps);
-    for (int j = t; j <= span; j += tile_threads) {
-        const std::int64_t s = k0 + j;
-        if (!key_in_range(s, M)) continue;  // rows before the first start or past the last
-        const int b = scratch[j], e = scratch[j + 1];
+    // Segment k0 + j of at most segment_thread_max_rows rows, folded and
+    // handed to `write` with its rows; a longer one is listed for a warp.
+    auto fold_segment = [&](int j, auto&& write) {
+        const int b = row_at(j), e = row_at(j + 1);
         if (e - b > segment_thread_max_rows) {
             listed[1 + atomicAdd(listed, 1)] = j;
-            continue;
+            return;
         }
         S st = r.template init<T>();
         fold(st, b, e);
-        finish(s, st, e - b);
+        write(k0 + j, st, e - b);
+    };
+    // The first and last segments: keys out of range (rows before the first
+    // start or past the last) and the carry's head and tail.
+    auto edge_segment = [&](int j) {
+        if (key_in_range(k0 + j, M)) fold_segment(j, finish);
+    };
+    if (t == 0) edge_segment(0);
+    if (span > 0 && t == span % tile_threads) edge_segment(span);
+    // The inner segments, keys in range and rows all in the tile, in a loop
+    // that tests none of that. Where a segment's result is one store
+    // (plain_writes), the loop tests no option either: an empty segment
+    // takes the fill worked out once. (Each write tested the options and
+    // each segment the carry and its key's range, H200 SASS: about 95
+    // instructions a 2-row segment.)
+    auto inner_segments = [&](auto plain) {
+        const int first = t == 0 ? tile_threads : t;
+        if constexpr (decltype(plain)::value) {
+            const O empty = segred::detail::empty_value<T, O>(r, opts);
+            for (int j = first; j < span; j += tile_threads)
+                fold_segment(j, [&](std::int64_t s, const S& st, int rows) {
+                    out(s, 0) = rows == 0 ? empty : segred::detail::finalized<O>(r, st, [&] { return rows; });
+                });
+        } else {
+            for (int j = first; j < span; j += tile_threads)
+                fold_segment(j, [&](std::int64_t s, const S& st, int rows) {
+                    write_segment<T>(r, opts, out, s, 0, st, rows);
+                });
+        }
+    };
+    if (plain_writes) {
+        inner_segments(std::true_type{});
+    } else {
+        inner_segments(std::false_type{});
     }
     __syncthreads();
     const int long_count = *listed;
     for (int q = t / 32; q < long_count; q += tile_threads / 32) {
-        const int j = listed[1 + q], b = scratch[j], e = scratch[j + 1];
+        const int j = listed[1 + q], b = row_at(j), e = row_at(j + 1);
         const int per = (e - b + 31) / 32, mb = b + lane * per;
         S st = r.template init<T>();
         fold(st, mb, mb + per < e ? mb + per : e);
@@ -1150,6 +1237,17 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
         bounds(blockIdx.x, lo, hi);
         stage_tile<T, I>(stages[0], stages_at, values.data, keys, lo, static_cast<int>(hi - lo));
     }
+    // Derived keys: the first and last keys of the block's next tile, for
+    // staging its starts (stage_segment_starts) before its rows are waited
+    // for; thread 0 reads each tile's ahead.
+    __shared__ std::int64_t next_keys[2];
+    if constexpr (Keys::derived) {
+        if (t == 0 && std::int64_t(blockIdx.x) < tiles) {
+            next_keys[0] = edge_keys[2 * std::int64_t(blockIdx.x)];
+            next_keys[1] = edge_keys[2 * std::int64_t(blockIdx.x) + 1];
+        }
+        __syncthreads();
+    }
     int buf = 0;
     for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, buf ^= 1) {
         bounds(tile, lo, hi);
@@ -1171,7 +1269,24 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
                 }
             }
         }
+        // This tile's starts, where it may be folded a thread a segment: in
+        // a batch of copies of their own, before the next tile's, so that
+        // the wait below (all but the newest batch) takes them in. They go
+        // to the other stage's key slots, which the next tile's copies
+        // (values only) leave alone, so that a tile left to the row-by-row
+        // fold derives its labels in its own key slots from them.
+        if constexpr (Keys::derived) {
+            const std::int64_t k0 = next_keys[0], span = next_keys[1] - k0;
+            if (segment_tile_span<T, Keys>(span))
+                stage_segment_starts(stages_at + unsigned((buf ^ 1) * sizeof(stage_t) + offsetof(stage_t, keys)),
+                                     keys, k0, static_cast<int>(span));
+        }
         const std::int64_t after = tile + gridDim.x;
+        std::int64_t after_k0 = 0, after_k1 = 0;  // thread 0's, for next_keys
+        if (Keys::derived && t == 0 && after < tiles) {
+            after_k0 = edge_keys[2 * after];
+            after_k1 = edge_keys[2 * after + 1];
+        }
         if (after < tiles) {
             std::int64_t alo, ahi;
             bounds(after, alo, ahi);
@@ -1205,6 +1320,10 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
         }
         __pipeline_wait_prior(1);
         __syncthreads();
+        if (Keys::derived && t == 0) {  // every thread has read next_keys for this tile
+            next_keys[0] = after_k0;
+            next_keys[1] = after_k1;
+        }
         // Derived keys: the tile's first and last keys, and whether its
         // labels are wide (tile_labels); a row's key is derived_k0 plus its
         // label.
@@ -1226,12 +1345,13 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
                 fold_one_row_tile(tile, buf, lo, hi, k0, lo > 0 ? edge_keys[2 * tile - 1] : std::int64_t(-1));
                 continue;
             }
-            if (k1 - k0 >= segment_tile_min_span && k1 - k0 <= segment_tile_max_span<T, Keys> &&
-                fold_tile_segments<T, O, R, S>(stages_at + unsigned(buf * sizeof(stage_t)),
-                                               reinterpret_cast<int*>(stages[buf].keys), keys,
-                                               r, opts, out, M, lo, hi, n, k0, k1,
-                                               lo > 0 ? edge_keys[2 * tile - 1] : std::int64_t(-1),
-                                               hi < n ? edge_keys[2 * tile + 2] : M, carry[tile], gaps)) {
+            int* const staged_starts =
+                segment_tile_span<T, Keys>(k1 - k0) ? reinterpret_cast<int*>(stages[buf ^ 1].keys) : nullptr;
+            if (staged_starts != nullptr &&
+                fold_tile_segments<T, O, R, S, Keys>(
+                    stages_at + unsigned(buf * sizeof(stage_t)), staged_starts, r, opts,
+                    out, M, lo, hi, n, k0, k1, lo > 0 ? edge_keys[2 * tile - 1] : std::int64_t(-1),
+                    hi < n ? edge_keys[2 * tile + 2] : M, carry[tile], plain_writes, gaps)) {
                 __syncthreads();  // this stage and tile_keys are reused by the next tiles
                 continue;
             }
@@ -1239,11 +1359,11 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
             const unsigned own = stages_at + unsigned(buf * sizeof(stage_t) + offsetof(stage_t, keys));
             const auto write_empty = [&](std::int64_t s) { write_empty_segment<T>(r, opts, out, s); };
             if (wide) {
-                derive_tile_keys<tile_items>(tile_labels<true>{own, labels_high(buf)}, keys, lo,
+                derive_tile_keys<tile_items>(tile_labels<true>{own, labels_high(buf)}, keys, staged_starts, lo,
                                              static_cast<int>(hi - lo), k0, k1, key_scan_temp, write_empty);
             } else {
-                derive_tile_keys<tile_items>(tile_labels<false>{own, 0}, keys, lo, static_cast<int>(hi - lo), k0,
-                                             k1, key_scan_temp, write_empty);
+                derive_tile_keys<tile_items>(tile_labels<false>{own, 0}, keys, staged_starts, lo,
+                                             static_cast<int>(hi - lo), k0, k1, key_scan_temp, write_empty);
             }
         }
         const std::int64_t row0 = lo + std::int64_t(t) * tile_items;
