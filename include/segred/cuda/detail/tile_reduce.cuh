@@ -793,9 +793,12 @@ __device__ void derive_tile_keys(const tile_labels<Wide>& labels, Keys keys, con
         const unsigned lo32 = static_cast<unsigned>(lo);
         auto row_of = [&](int j) { return static_cast<int>(static_cast<unsigned>(staged[j]) - lo32); };
         for (int j = 1 + t; j <= span; j += tile_threads) {
-            const int e = row_of(j);  // in [1, valid): the segment begins inside the tile
+            // In [1, valid): the segment begins inside the tile. Tested all
+            // the same, as in the loop over the device memory below, so that
+            // starts out of order (`unchecked`) write no label past the stage.
+            const int e = row_of(j);
             if (k0 + j == keys.M || (j == span ? valid : row_of(j + 1)) > e) {
-                mark(j, e);
+                if (static_cast<unsigned>(e) < static_cast<unsigned>(valid)) mark(j, e);
             } else {
                 write_empty(k0 + j);  // j < span: the last row's segment has rows
             }
