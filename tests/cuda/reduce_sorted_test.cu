@@ -368,6 +368,62 @@ TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
     }
 }
 
+// Tiles whose key ranges sit on the bounds of the fold a thread a segment,
+// for which the tile's starts are copied into shared memory with its rows
+// (k1 - k0 from 256 to half the tile's rows). In each such tile a segment
+// comes in from the tile before with 1 to 20 rows, span - 1 segments of
+// random lengths (rows dealt out at random, so short ones and empty ones
+// mix) follow, and the last goes on into the next tile. Spans: 255 (keys
+// derived from the starts in device memory), 256 (the least staged; for
+// 4096-row tiles the sample then sends the tile to the row-by-row fold,
+// which derives its labels from the staged starts), 257, 512 (the first
+// and the last segment both thread 0's), half the tile's rows and one
+// more (not staged). The spans are asserted from the layout itself (with
+// no rows before the first offset; `lead` rows shift every tile's rows).
+template <form F, class T, class I>
+void segment_tile_spans_case(segref::rng& g, i64 lead) {
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", lead " + std::to_string(lead));
+    const i64 tile = 256 * derived_rows_a_thread<T>();
+    const std::vector<i64> spans = {255, 256, 257, 512, tile / 2, tile / 2 + 1, 300};
+    mixed_lengths m(g, 0.0, 1);
+    const i64 before = segref::uniform_int(g, 1, 20);
+    m.random_until(tile - before);  // one-row segments up to the first listed tile
+    i64 in = segref::uniform_int(g, 1, 20);
+    m.push(before + in);  // into the first listed tile
+    std::vector<i64> first_key;  // the key of each listed tile's first row
+    for (const i64 span : spans) {
+        first_key.push_back(static_cast<i64>(m.len.size()) - 1);
+        const i64 out = segref::uniform_int(g, 1, 20);
+        std::vector<i64> inner(static_cast<std::size_t>(span - 1), 0);
+        for (i64 r = 0; r < tile - in - out; ++r) ++inner[static_cast<std::size_t>(segref::uniform_int(g, 0, span - 2))];
+        for (const i64 l : inner) m.push(l);
+        in = segref::uniform_int(g, 1, 20);
+        m.push(out + in);  // the last segment, on into the next tile
+    }
+    m.random_until(m.row + 100);
+    m.empties(3);
+    // The keys of each listed tile's first and last rows, from the lengths.
+    std::vector<i64> start(m.len.size() + 1, 0);
+    for (std::size_t k = 0; k < m.len.size(); ++k) start[k + 1] = start[k] + m.len[k];
+    for (std::size_t q = 0; q < spans.size(); ++q) {
+        const i64 lo = static_cast<i64>(q + 1) * tile, hi = lo + tile;
+        auto key_of = [&](i64 row) {
+            return static_cast<i64>(std::upper_bound(start.begin(), start.end(), row) - start.begin()) - 1;
+        };
+        ASSERT_EQ(key_of(lo), first_key[q]) << "tile " << q;
+        ASSERT_EQ(key_of(hi - 1) - key_of(lo), spans[q]) << "tile " << q;
+    }
+    check_derived_layout<F, T, I>(g, m, lead);
+}
+
+TYPED_TEST(CudaSortedReduce, SegmentTileSpans) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (i64 lead : {i64(0), i64(3)}) segment_tile_spans_case<form::offsets, T, I>(g, lead);
+    segment_tile_spans_case<form::lengths, T, I>(g, 0);
+}
+
 // Tiles of derived keys whose keys span more than 32767 segments, which
 // label their rows in 32 bits (the high halves in the other stage's key
 // slots) where other tiles take 16: a gap of 40000 empty segments inside the

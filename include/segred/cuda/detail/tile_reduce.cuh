@@ -22,7 +22,8 @@
 // of short segments derived per tile in shared memory from the starts in the
 // tile's key range, of long ones computed like fixed segments, each thread's
 // first key found from the tile's starts. Tiles of many short segments from
-// starts are folded a thread a segment instead (fold_tile_segments), with
+// starts are folded a thread a segment instead (fold_tile_segments; their
+// starts copied into shared memory with their rows), with
 // the same heads and tails.
 // Keys outside [0, M) mark rows in no segment (before the first offset, after
 // the last). Segments whose ids no row has are empty: the thread that sees
