@@ -357,14 +357,23 @@ void derived_tiles_case(segref::rng& g, i64 lead, double empty, i64 max_len) {
     check_derived_layout<F, T, I>(g, m, lead);
 }
 
+// each(f, lead) for offsets with no rows before the first offset and with
+// `lead`, then for lengths: f is std::integral_constant<form, F>.
+template <class Each>
+void offsets_leads_and_lengths(i64 lead, Each each) {
+    for (i64 l : {i64(0), lead}) each(std::integral_constant<form, form::offsets>{}, l);
+    each(std::integral_constant<form, form::lengths>{}, i64(0));
+}
+
 TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
     for (auto [empty, max_len] :
          {std::pair<double, i64>{0.3, 8}, std::pair<double, i64>{0.6, 40}, std::pair<double, i64>{0.9, 8}}) {
-        for (i64 lead : {i64(0), i64(3)}) derived_tiles_case<form::offsets, T, I>(g, lead, empty, max_len);
-        derived_tiles_case<form::lengths, T, I>(g, 0, empty, max_len);
+        offsets_leads_and_lengths(3, [&, empty = empty, max_len = max_len](auto f, i64 lead) {
+            derived_tiles_case<decltype(f)::value, T, I>(g, lead, empty, max_len);
+        });
     }
 }
 
@@ -420,8 +429,7 @@ TYPED_TEST(CudaSortedReduce, SegmentTileSpans) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (i64 lead : {i64(0), i64(3)}) segment_tile_spans_case<form::offsets, T, I>(g, lead);
-    segment_tile_spans_case<form::lengths, T, I>(g, 0);
+    offsets_leads_and_lengths(3, [&](auto f, i64 lead) { segment_tile_spans_case<decltype(f)::value, T, I>(g, lead); });
 }
 
 // Tiles of derived keys whose keys span more than 32767 segments, which
@@ -458,8 +466,7 @@ TYPED_TEST(CudaSortedReduce, DerivedKeyWideTiles) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (i64 lead : {i64(0), i64(5)}) wide_label_tiles_case<form::offsets, T, I>(g, lead);
-    wide_label_tiles_case<form::lengths, T, I>(g, 0);
+    offsets_leads_and_lengths(5, [&](auto f, i64 lead) { wide_label_tiles_case<decltype(f)::value, T, I>(g, lead); });
 }
 
 // Sorted ids with empty segments between the keys of a thread's rows. Where
