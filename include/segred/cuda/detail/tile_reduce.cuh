@@ -879,8 +879,9 @@ constexpr std::int64_t segment_tile_min_span = tile_threads;
 constexpr std::int64_t segment_tile_max_rows = 12;
 constexpr int segment_thread_max_rows = 32;
 
-// The stage's key slots (unused by fold_tile_segments) hold the tile's
-// segment starts, then the count and list of its long segments.
+// A stage's key slots (which a tile folded a thread a segment leaves
+// unused) hold the segment starts of the tile in the other stage, then the
+// count and list of its long segments.
 template <class T, class Keys>
 constexpr std::int64_t segment_tile_max_span =
     tile_threads * tile_stage<T, derived_label, Keys>::items / 2;  // half a start a row
@@ -919,9 +920,9 @@ constexpr bool segment_tile_fits =
 // each lane close its runs at its own rows, and a warp runs that close once
 // for every row at which one of its lanes does (one lane a close on random
 // segment lengths, ncu); here a warp's lanes close together. The starts of
-// the tile's segments are in `scratch` (the stage's key slots), staged with
-// its rows by stage_segment_starts: slot j the low half of segment k0 + j's
-// start for j in [1, span]. Segments longer than
+// the tile's segments are in `scratch` (the other stage's key slots),
+// staged with its rows by stage_segment_starts: slot j the low half of
+// segment k0 + j's start for j in [1, span]. Segments longer than
 // segment_thread_max_rows rows in the tile are folded by a warp each: lane l
 // takes the l-th 32nd of the rows, and a fixed tree combines the lanes.
 // Where a sample of the segments says the non-empty ones average more than
