@@ -387,7 +387,7 @@ TYPED_TEST(CudaSortedReduce, DerivedKeyTiles) {
 // 4096-row tiles the sample then sends the tile to the row-by-row fold,
 // which derives its labels from the staged starts), 257, 512 (the first
 // and the last segment both thread 0's), half the tile's rows and one
-// more (not staged). The spans are asserted from the layout itself (with
+// more (not staged), then 300. The spans are asserted from the layout itself (with
 // no rows before the first offset; `lead` rows shift every tile's rows).
 template <form F, class T, class I>
 void segment_tile_spans_case(segref::rng& g, i64 lead) {
