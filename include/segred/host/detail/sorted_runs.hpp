@@ -132,8 +132,9 @@ std::int64_t fold_one_column_runs(const I* ids, std::int64_t k, std::int64_t hi,
                 }
                 continue;
             }
-            for (std::int64_t e = s + 1; e < next; ++e)  // empty segments in the gap
-                emit_one(emit, e, folder.init(), 0);
+            // Empty segments in the gap: the chunk writes every segment below
+            // its last row's id.
+            if (next > s + 1) emit_empty_gap(folder, emit, s + 1, next, static_cast<std::int64_t>(ids[hi - 1]));
         }
         if (k >= hi) return hi;
         short_runs = Windows && short_runs_after(ids, from, k);

@@ -182,6 +182,29 @@ inline __m128i run_lengths4(const std::int16_t* b) {
     return _mm_srai_epi32(_mm_unpacklo_epi16(d, d), 16);  // sign-extended
 }
 
+// How many of the bounds b[0], b[1], .. b[31] equal v before the first that
+// does not (32 if all do): the empty segments after one that ends at v, told
+// in eight compares (four for 16-bit bounds) and no branch.
+inline int leading_equal32(const std::int32_t* b, std::int32_t v) {
+    const __m128i x = _mm_set1_epi32(v);
+    std::uint64_t unequal = std::uint64_t(1) << 32;  // stops the count at 32
+    for (int k = 0; k < 8; ++k) {
+        const __m128i eq = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 4 * k)), x);
+        unequal |= static_cast<std::uint64_t>(~_mm_movemask_ps(_mm_castsi128_ps(eq)) & 0xF) << (4 * k);
+    }
+    return __builtin_ctzll(unequal);
+}
+inline int leading_equal32(const std::int16_t* b, std::int16_t v) {
+    const __m128i x = _mm_set1_epi16(v);
+    std::uint64_t unequal = std::uint64_t(1) << 32;
+    for (int k = 0; k < 2; ++k) {
+        const __m128i lo = _mm_cmpeq_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * k)), x);
+        const __m128i hi = _mm_cmpeq_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * k + 8)), x);
+        unequal |= static_cast<std::uint64_t>(~_mm_movemask_epi8(_mm_packs_epi16(lo, hi)) & 0xFFFF) << (16 * k);
+    }
+    return __builtin_ctzll(unequal);
+}
+
 // Whether every lane of n lies in [0, most].
 inline bool lengths_within(__m128i n, int most) {
     const __m128i out = _mm_or_si128(_mm_cmpgt_epi32(n, _mm_set1_epi32(most)), _mm_cmpgt_epi32(_mm_setzero_si128(), n));

@@ -74,6 +74,13 @@ struct segment_writer {
         equal_batch_general<K>(s0, a, rows);
     }
 
+    // K empty segments s0, s0+1, .. where `simple` holds: K stores of the
+    // empty value (the caller writes any of them that are not empty later).
+    template <int K>
+    SEGRED_FORCE_INLINE void empty_block(std::int64_t s0) const {
+        for (int j = 0; j < K; ++j) out.data[s0 + j] = empty;
+    }
+
     // K segments s0, s0+1, .. of rows[j] rows each: `simple` tested once.
     template <int K>
     SEGRED_FORCE_INLINE void mixed_batch(std::int64_t s0, const state_t<R, T>* a, const std::int64_t* rows) const {
