@@ -32,8 +32,9 @@
 // int64 ids, width 64, mean, max, argmax, and for ids weighted bincount and
 // gather_backward. Width 64 keeps the bytes of width 1: N / 64 rows, and for
 // ids M / 64 segments (so those names say M256 and M65536). Max and argmax also
-// run over offsets of 1024 rows and of power-law lengths. The full run, 128
-// cases, takes about 2 minutes on 2 cores; bench/peers/host_peers.py runs the
+// run over offsets of 1024 rows and of power-law lengths; sums over 90%
+// empty segments from int64 offsets too. The full run, 138 cases, takes
+// about 2 minutes on 2 cores; bench/peers/host_peers.py runs the
 // matching cases beside NumPy and PyTorch.
 //
 //   segred_host_bench                                         # everything
@@ -393,6 +394,9 @@ void register_cases(const std::vector<int>& ts) {
     for (const auto& lay : sorted)
         for (const char* form : {"sorted_ids", "offsets"})
             for (int t : ts) add<float, std::int32_t>({"sum", form, lay, 1, t});
+    // 90% empty segments from int64 offsets: their runs of empty segments
+    // found by compares of 64-bit bounds.
+    for (int t : ts) add<float, std::int64_t>({"sum", "offsets", {"empty90", N / 4}, 1, t});
     // max and argmax beside the sum on long and power-law segments: the
     // vector lanes of max over long runs, argmax's blocks, and short runs
     // folded a register of them at a time.

@@ -212,6 +212,24 @@ SEGRED_FORCE_INLINE std::int64_t fold_short_group(const Segments& L, const F& fo
 // Empty segments written a block at a time (emit_empty_run).
 constexpr int empty_block = 32;
 
+// The begins of L's segments from s on as one array p, where they are one:
+// begin(s + j) == first + p[j] (narrow bounds, int64 offsets, a layout's
+// starts); else nullptr.
+template <class Segments>
+SEGRED_FORCE_INLINE auto begins_from(const Segments& L, std::int64_t s, std::int64_t& first) {
+    first = 0;
+    if constexpr (has_narrow_bounds<Segments>::value) {
+        first = L.bounds_first();
+        return L.bounds(s);
+    } else if constexpr (std::is_same<Segments, offsets_segments<std::int64_t>>::value) {
+        return L.ptr + s;
+    } else if constexpr (std::is_same<Segments, layout>::value) {
+        return L.starts != nullptr ? L.starts + s : nullptr;  // (fixed sizes have none)
+    } else {
+        return static_cast<const std::int64_t*>(nullptr);
+    }
+}
+
 template <class Emit, class = void>
 struct fills_empty_blocks : std::false_type {};
 template <class Emit>
@@ -222,8 +240,8 @@ struct fills_empty_blocks<Emit, std::void_t<decltype(std::declval<const Emit&>()
 // hi), and returns the first segment not emitted. Out of line: inlined, its
 // loop slowed the loop of short segments by 5-10% even where no segment is
 // empty; a call per run of empty segments costs less.
-// Where the writer stores a plain empty value and the bounds are narrow, the
-// next 32 segments are written empty at once and the run's length is told
+// Where the writer stores a plain empty value and the begins are one array
+// (begins_from), the next 32 segments are written empty at once and the run's length is told
 // by vector compares of their bounds; the segments of the block past the
 // run are written again, with their results, as the caller's loop reaches
 // them. A loop a segment ended each run with a mispredicted exit, since
@@ -233,13 +251,14 @@ SEGRED_HOST_NOINLINE std::int64_t emit_empty_run(const Segments& L, const F& fol
                                                  std::int64_t hi) {
     const std::int64_t b = L.begin(s);
 #if SEGRED_HOST_SSE2
-    if constexpr (has_narrow_bounds<Segments>::value && fills_empty_blocks<std::remove_reference_t<Emit>>::value) {
-        if (emit.simple) {
-            using B = std::remove_cv_t<std::remove_pointer_t<decltype(L.bounds(s))>>;
-            const B end = static_cast<B>(b - L.bounds_first());
-            while (s + empty_block <= hi) {  // (bounds(s)[j] is there for s + j <= hi)
+    if constexpr (fills_empty_blocks<std::remove_reference_t<Emit>>::value) {
+        std::int64_t first = 0;
+        using B = std::remove_cv_t<std::remove_pointer_t<decltype(begins_from(L, s, first))>>;
+        if (emit.simple && begins_from(L, s, first) != nullptr) {
+            const B end = static_cast<B>(b - first);
+            while (s + empty_block <= hi) {  // (begins up to segment hi are there)
                 emit.template empty_block<empty_block>(s);
-                const int run = leading_equal32(L.bounds(s) + 1, end);
+                const int run = leading_equal32(begins_from(L, s, first) + 1, end);
                 s += run;
                 if (run < empty_block) return s;
             }
@@ -253,10 +272,13 @@ SEGRED_HOST_NOINLINE std::int64_t emit_empty_run(const Segments& L, const F& fol
 // Empty segments [s0, s1) emitted, where the caller writes every segment
 // from s0 up to `owned` (excluded) in order: where the writer stores a plain
 // empty value, the first empty_block of them (some perhaps not empty,
-// written again by the caller later) at once, as in emit_empty_run.
+// written again by the caller later) at once, as in emit_empty_run. Out of
+// line, as emit_empty_run: inlined into sorted ids' run loop, it slowed
+// 4-row runs, which have no gaps, 1.3x (so did passing it the ids and the
+// chunk's end to read the last id itself: 1.2x).
 template <class F, class Emit>
-SEGRED_FORCE_INLINE void emit_empty_gap(const F& folder, Emit& emit, std::int64_t s0, std::int64_t s1,
-                                        std::int64_t owned) {
+SEGRED_HOST_NOINLINE void emit_empty_gap(const F& folder, Emit& emit, std::int64_t s0, std::int64_t s1,
+                                         std::int64_t owned) {
     if constexpr (fills_empty_blocks<std::remove_reference_t<Emit>>::value) {
         if (emit.simple && s0 + empty_block <= owned) {
             emit.template empty_block<empty_block>(s0);

@@ -184,13 +184,24 @@ inline __m128i run_lengths4(const std::int16_t* b) {
 
 // How many of the bounds b[0], b[1], .. b[31] equal v before the first that
 // does not (32 if all do): the empty segments after one that ends at v, told
-// in eight compares (four for 16-bit bounds) and no branch.
+// in a few compares (8 for 32-bit bounds) and no branch.
 inline int leading_equal32(const std::int32_t* b, std::int32_t v) {
     const __m128i x = _mm_set1_epi32(v);
     std::uint64_t unequal = std::uint64_t(1) << 32;  // stops the count at 32
     for (int k = 0; k < 8; ++k) {
         const __m128i eq = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 4 * k)), x);
         unequal |= static_cast<std::uint64_t>(~_mm_movemask_ps(_mm_castsi128_ps(eq)) & 0xF) << (4 * k);
+    }
+    return __builtin_ctzll(unequal);
+}
+inline int leading_equal32(const std::int64_t* b, std::int64_t v) {
+    const __m128i x = _mm_set1_epi64x(v);
+    std::uint64_t unequal = std::uint64_t(1) << 32;
+    for (int k = 0; k < 16; ++k) {
+        const __m128i halves = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 * k)), x);
+        // (SSE2 compares 32 bits at a time: a bound is equal where both halves are.)
+        const __m128i eq = _mm_and_si128(halves, _mm_shuffle_epi32(halves, _MM_SHUFFLE(2, 3, 0, 1)));
+        unequal |= static_cast<std::uint64_t>(~_mm_movemask_pd(_mm_castsi128_pd(eq)) & 0x3) << (2 * k);
     }
     return __builtin_ctzll(unequal);
 }
