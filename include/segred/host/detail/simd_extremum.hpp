@@ -131,17 +131,6 @@ inline bool simd_extremum_of(const A* x, std::int64_t n, A& out) {
     return true;
 }
 
-// The lowest set bit of hits (not 0).
-inline int lowest_bit(std::uint64_t hits) {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctzll(hits);
-#else
-    int j = 0;
-    while (!((hits >> j) & 1u)) ++j;
-    return j;
-#endif
-}
-
 #if SEGRED_HOST_SSE2
 // Lane j of register r of v equal to target, in bit r * width + j.
 template <class A, int Regs>

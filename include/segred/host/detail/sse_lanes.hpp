@@ -21,6 +21,17 @@ namespace host_detail {
 template <class A>
 constexpr bool has_sse_lanes = SEGRED_HOST_SSE2 && (std::is_same<A, float>::value || std::is_same<A, double>::value);
 
+// The lowest set bit of hits (not 0).
+inline int lowest_bit(std::uint64_t hits) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(hits);
+#else
+    int j = 0;
+    while (!((hits >> j) & 1u)) ++j;
+    return j;
+#endif
+}
+
 #if SEGRED_HOST_SSE2
 template <class A> struct sse_lanes;
 template <> struct sse_lanes<float> {
@@ -192,7 +203,7 @@ inline int leading_equal32(const std::int32_t* b, std::int32_t v) {
         const __m128i eq = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 4 * k)), x);
         unequal |= static_cast<std::uint64_t>(~_mm_movemask_ps(_mm_castsi128_ps(eq)) & 0xF) << (4 * k);
     }
-    return __builtin_ctzll(unequal);
+    return lowest_bit(unequal);
 }
 inline int leading_equal32(const std::int64_t* b, std::int64_t v) {
     const __m128i x = _mm_set1_epi64x(v);
@@ -203,7 +214,7 @@ inline int leading_equal32(const std::int64_t* b, std::int64_t v) {
         const __m128i eq = _mm_and_si128(halves, _mm_shuffle_epi32(halves, _MM_SHUFFLE(2, 3, 0, 1)));
         unequal |= static_cast<std::uint64_t>(~_mm_movemask_pd(_mm_castsi128_pd(eq)) & 0x3) << (2 * k);
     }
-    return __builtin_ctzll(unequal);
+    return lowest_bit(unequal);
 }
 inline int leading_equal32(const std::int16_t* b, std::int16_t v) {
     const __m128i x = _mm_set1_epi16(v);
@@ -213,7 +224,7 @@ inline int leading_equal32(const std::int16_t* b, std::int16_t v) {
         const __m128i hi = _mm_cmpeq_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * k + 8)), x);
         unequal |= static_cast<std::uint64_t>(~_mm_movemask_epi8(_mm_packs_epi16(lo, hi)) & 0xFFFF) << (16 * k);
     }
-    return __builtin_ctzll(unequal);
+    return lowest_bit(unequal);
 }
 
 // Whether every lane of n lies in [0, most].
