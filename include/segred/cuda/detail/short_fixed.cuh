@@ -1,0 +1,146 @@
+// segred/cuda/detail/short_fixed.cuh -- fixed segments of a few rows over
+// one column, a block's rows read as 16-byte vectors.
+//
+// A thread a segment reading its own rows from device memory loads `size`
+// rows a step apart: each warp load touches `size` cache lines, and from 8
+// rows of floats L1 cannot serve the warp's lines as fast as memory brings
+// them (H200: 0.29-0.64 of copy at 2 to 8 rows). Here a block copies a tile
+// of whole segments into shared memory in 16-byte vectors (every warp load
+// is 512 contiguous bytes), then a thread a segment folds its rows from
+// there, and consecutive threads write consecutive outputs.
+//
+// Shared memory has 32 banks of 4 bytes, and a warp reading row j of 32
+// consecutive segments reads addresses `size` values apart: for a size of
+// 2^k floats, 2^k lanes share a bank. So the stage puts one unit of padding
+// (4 bytes, or a value where values are wider) after every 128 bytes: the
+// rows of lanes 32 / 2^k apart then fall one bank apart, and power-of-two
+// sizes read with no conflict; the 16-byte vectors are stored as units,
+// which never straddle a pad.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "../../core/options.hpp"
+#include "../../core/reducers.hpp"
+#include "../../core/views.hpp"
+#include "launch.cuh"
+#include "reduce_kernels.cuh"
+
+namespace segred {
+namespace cuda {
+namespace detail {
+
+constexpr int short_fixed_threads = 256;
+// Bytes of values a block stages: 4 vectors a thread, loaded before any is
+// stored, so that a thread has 64 bytes in flight.
+constexpr int short_fixed_tile_bytes = 16384;
+constexpr int short_fixed_vectors = short_fixed_tile_bytes / (16 * short_fixed_threads);
+// Sizes that take this path: every thread folds a segment of a tile up to
+// 16 rows of floats (256 segments); past that, fewer segments than threads.
+constexpr std::int64_t short_fixed_max_rows = 16;
+
+// The stage's unit: values are stored a unit at a time, and a unit of
+// padding follows every 128 bytes.
+template <class T>
+constexpr unsigned short_fixed_unit = sizeof(T) < 4 ? 4 : unsigned(sizeof(T));
+
+// Where byte b of the tile sits in the stage.
+template <class T>
+__device__ __forceinline__ unsigned short_fixed_at(unsigned b) {
+    return b + short_fixed_unit<T> * (b / 128);
+}
+
+template <class T>
+constexpr unsigned short_fixed_stage_bytes = short_fixed_tile_bytes + short_fixed_unit<T> * (short_fixed_tile_bytes / 128);
+
+// Whether one column of fixed segments of `size` rows at `values` takes
+// this path: values of 1, 2, 4 or 8 bytes whose first row is 16-byte
+// aligned (the vectors are aligned from the first row on).
+template <class T>
+bool short_fixed_applies(const T* values, std::int64_t size) {
+    constexpr bool unit_sized = sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8;
+    return unit_sized && size >= 1 && size <= short_fixed_max_rows &&
+           reinterpret_cast<std::uintptr_t>(values) % 16 == 0;
+}
+
+// Segments a tile: as many as fit its bytes, a multiple of 16 so that every
+// tile begins on a 16-byte boundary.
+template <class T>
+std::int64_t short_fixed_tile_segments(std::int64_t size) {
+    return short_fixed_tile_bytes / (size * std::int64_t(sizeof(T))) / 16 * 16;
+}
+
+inline namespace SEGRED_ABI_NS {
+
+// Block b reduces segments [b * tile_segments, ..) of `size` rows each.
+template <class T, class O, class R>
+SEGRED_KERNEL void __launch_bounds__(short_fixed_threads)
+    short_fixed_kernel(const T* values, std::int64_t size, std::int64_t M, std::int64_t tile_segments,
+                       rows_view<O> out, R r, options opts) {
+    using S = state_t<R, T>;
+    constexpr unsigned U = short_fixed_unit<T>;
+    __shared__ __align__(16) unsigned char stage[short_fixed_stage_bytes<T>];
+    const int t = threadIdx.x;
+    const std::int64_t s0 = std::int64_t(blockIdx.x) * tile_segments;
+    const int segs = static_cast<int>(M - s0 < tile_segments ? M - s0 : tile_segments);
+    const std::int64_t row0 = s0 * size;
+    const int rows = segs * static_cast<int>(size);
+    const unsigned char* const src = reinterpret_cast<const unsigned char*>(values + row0);
+    const int vectors = rows * int(sizeof(T)) / 16;
+
+    uint4 v[short_fixed_vectors];
+#pragma unroll
+    for (int k = 0; k < short_fixed_vectors; ++k) {
+        const int c = t + k * short_fixed_threads;
+        if (c < vectors) v[k] = __ldcs(reinterpret_cast<const uint4*>(src) + c);
+    }
+#pragma unroll
+    for (int k = 0; k < short_fixed_vectors; ++k) {
+        const int c = t + k * short_fixed_threads;
+        if (c < vectors) {
+            unsigned char* const dst = stage + short_fixed_at<T>(16u * unsigned(c));
+            if constexpr (U == 4) {
+                const unsigned w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
+#pragma unroll
+                for (int i = 0; i < 4; ++i) reinterpret_cast<unsigned*>(dst)[i] = w[i];
+            } else {
+                reinterpret_cast<uint2*>(dst)[0] = make_uint2(v[k].x, v[k].y);
+                reinterpret_cast<uint2*>(dst)[1] = make_uint2(v[k].z, v[k].w);
+            }
+        }
+    }
+    // The last tile's rows past its last whole vector, one at a time (the
+    // input ends there).
+    for (int e = vectors * 16 / int(sizeof(T)) + t; e < rows; e += short_fixed_threads)
+        *reinterpret_cast<T*>(stage + short_fixed_at<T>(unsigned(e) * unsigned(sizeof(T)))) = values[row0 + e];
+    __syncthreads();
+
+    for (int s = t; s < segs; s += short_fixed_threads) {
+        S st = r.template init<T>();
+        const std::int64_t row = row0 + std::int64_t(s) * size;
+        unsigned b = unsigned(s) * unsigned(size) * unsigned(sizeof(T));
+#pragma unroll 4
+        for (int j = 0; j < static_cast<int>(size); ++j, b += unsigned(sizeof(T)))
+            r.update(st, *reinterpret_cast<const T*>(stage + short_fixed_at<T>(b)), row + j);
+        write_segment<T>(r, opts, out, s0 + s, 0, st, size);
+    }
+}
+
+} // namespace SEGRED_ABI_NS
+
+// One column of M fixed segments of `size` rows (short_fixed_applies).
+template <class T, class O, class R>
+void short_fixed_reduce(const par_t& p, const T* values, std::int64_t size, std::int64_t M, rows_view<O> out,
+                        const R& r, const options& opts) {
+    const std::int64_t per_tile = short_fixed_tile_segments<T>(size);
+    const std::int64_t tiles = (M + per_tile - 1) / per_tile;
+    short_fixed_kernel<T><<<static_cast<unsigned>(tiles), short_fixed_threads, 0, p.stream>>>(values, size, M, per_tile,
+                                                                                             out, r, opts);
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace segred
