@@ -231,10 +231,11 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
     if constexpr (Seg::kind == segment_kind::fixed) {
         // Short segments of one column: a block's rows through shared
         // memory in 16-byte vectors, a thread a segment (short_fixed.cuh).
-        if (one_column && detail::short_fixed_applies(values.data, seg.size)) {
+        if (one_column && detail::short_fixed_applies(values.data, seg.size, seg.M)) {
             detail::short_fixed_reduce(p, values.data, seg.size, seg.M, out, r, opts);
             return;
         }
+        // One-row segments whose values are not 16-byte aligned: a thread a row.
         if (one_column && seg.size == 1) {  // M == n > 0 (checked up front)
             detail::one_row_segments_kernel<T><<<detail::grid_for(values.n), detail::block_threads, 0, p.stream>>>(
                 values, out, r, opts);

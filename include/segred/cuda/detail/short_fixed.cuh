@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <limits>
 
 #include "../../core/options.hpp"
 #include "../../core/reducers.hpp"
@@ -55,21 +56,24 @@ __device__ __forceinline__ unsigned short_fixed_at(unsigned b) {
 template <class T>
 constexpr unsigned short_fixed_stage_bytes = short_fixed_tile_bytes + short_fixed_unit<T> * (short_fixed_tile_bytes / 128);
 
-// Whether one column of fixed segments of `size` rows at `values` takes
-// this path: values of 1, 2, 4 or 8 bytes whose first row is 16-byte
-// aligned (the vectors are aligned from the first row on).
-template <class T>
-bool short_fixed_applies(const T* values, std::int64_t size) {
-    constexpr bool unit_sized = sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8;
-    return unit_sized && size >= 1 && size <= short_fixed_max_rows &&
-           reinterpret_cast<std::uintptr_t>(values) % 16 == 0;
-}
-
 // Segments a tile: as many as fit its bytes, a multiple of 16 so that every
 // tile begins on a 16-byte boundary.
 template <class T>
 std::int64_t short_fixed_tile_segments(std::int64_t size) {
     return short_fixed_tile_bytes / (size * std::int64_t(sizeof(T))) / 16 * 16;
+}
+
+// Whether one column of M fixed segments of `size` rows at `values` takes
+// this path: values of 1, 2, 4 or 8 bytes whose first row is 16-byte
+// aligned (the vectors are aligned from the first row on), in at most
+// 2^31 - 1 tiles (a block a tile; past that, some 32 TB of values, the
+// grid's x dimension would not hold them).
+template <class T>
+bool short_fixed_applies(const T* values, std::int64_t size, std::int64_t M) {
+    constexpr bool unit_sized = sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8;
+    return unit_sized && size >= 1 && size <= short_fixed_max_rows &&
+           reinterpret_cast<std::uintptr_t>(values) % 16 == 0 &&
+           M / short_fixed_tile_segments<T>(size) < std::numeric_limits<int>::max();
 }
 
 inline namespace SEGRED_ABI_NS {
