@@ -497,10 +497,12 @@ __global__ void fill_lengths(std::int32_t* p, std::int64_t M, std::int32_t len) 
     for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < M; i += stride) p[i] = len;
 }
 
-// n above 2^31 rows, where 32-bit sizes would wrap: fixed segments, lengths
-// of 4 and 16 rows (one column: the tiles of derived keys and a thread a
-// segment, from 64-bit starts, since 32-bit ones cannot hold n) and a
-// bincount. Needs about 13 GB of device memory; skipped where it is short.
+// n above 2^31 rows, where 32-bit sizes would wrap: fixed segments (of 2^20
+// rows, and of 4 through the stage of 16-byte vectors, whose tiles then
+// start past row 2^31), lengths of 4 and 16 rows (one column: the tiles of
+// derived keys and a thread a segment, from 64-bit starts, since 32-bit
+// ones cannot hold n) and a bincount. Needs about 13 GB of device memory;
+// skipped where it is short.
 TEST_F(CudaPolicy, MoreThan2To31Rows) {
     const i64 M = 2049, size = i64(1) << 20, n = M * size;  // 2^31 + 2^20 rows
     ASSERT_GT(n, i64(1) << 31);
@@ -514,6 +516,18 @@ TEST_F(CudaPolicy, MoreThan2To31Rows) {
         segred::segment_reduce(segred::cuda::par, segred::rows(static_cast<const __half*>(v.data()), n),
                                segred::fixed(size, M), segred::rows(d_o.data(), M));
         EXPECT_EQ(mem.to_host(d_o), std::vector<float>(static_cast<std::size_t>(M), static_cast<float>(size)));
+        {
+            const i64 segments = n / 4;
+            segtest::device_vector<float> sums(static_cast<std::size_t>(segments));
+            segred::segment_reduce(segred::cuda::par, segred::rows(static_cast<const __half*>(v.data()), n),
+                                   segred::fixed(4, segments), segred::rows(sums.data(), segments));
+            std::vector<float> host(static_cast<std::size_t>(segments));
+            ASSERT_EQ(cudaMemcpy(host.data(), sums.data(), host.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                      cudaSuccess);
+            const auto wrong = std::find_if(host.begin(), host.end(), [](float x) { return x != 4.f; });
+            EXPECT_EQ(wrong, host.end()) << "fixed segments of 4 rows: segment " << (wrong - host.begin()) << " = "
+                                         << (wrong == host.end() ? 0.f : *wrong);
+        }
         for (const std::int32_t len : {4, 16}) {
             const i64 segments = n / len;
             segtest::device_vector<std::int32_t> lengths(static_cast<std::size_t>(segments));

@@ -7,7 +7,9 @@
 // them (H200: 0.29-0.64 of copy at 2 to 8 rows). Here a block copies a tile
 // of whole segments into shared memory in 16-byte vectors (every warp load
 // is 512 contiguous bytes), then a thread a segment folds its rows from
-// there, and consecutive threads write consecutive outputs.
+// there, and consecutive threads write consecutive outputs. On an H200,
+// float sums of 1 to 64 rows run at 0.91-1.06 of copy this way (1.3-3.0x
+// the kernels they replaced; docs/PERFORMANCE.md).
 //
 // Shared memory has 32 banks of 4 bytes, and a warp reading row j of 32
 // consecutive segments reads addresses `size` values apart: for a size of
@@ -38,9 +40,15 @@ constexpr int short_fixed_threads = 256;
 // stored, so that a thread has 64 bytes in flight.
 constexpr int short_fixed_tile_bytes = 16384;
 constexpr int short_fixed_vectors = short_fixed_tile_bytes / (16 * short_fixed_threads);
-// Sizes that take this path: every thread folds a segment of a tile up to
-// 16 rows of floats (256 segments); past that, fewer segments than threads.
-constexpr std::int64_t short_fixed_max_rows = 16;
+// Sizes that take this path. Up to 16 rows of floats a tile holds a
+// segment for every thread; past that fewer threads fold, each more rows,
+// and up to 64 rows that still ran faster than the units' thread a segment
+// reading its rows from memory and than the tiles of computed keys (float
+// sums of 17 to 64 rows 1.3-1.6x, argmax of 48 to 64 1.4-1.8x, doubles
+// 1.1-1.6x; on H200). A tile holds at least 16 segments of the widest
+// values (a multiple of 16 keeps every tile 16-byte aligned).
+constexpr std::int64_t short_fixed_max_rows = 64;
+static_assert(short_fixed_tile_bytes / (short_fixed_max_rows * 8) >= 16, "a tile holds 16 segments of 8-byte values");
 
 // The stage's unit: values are stored a unit at a time, and a unit of
 // padding follows every 128 bytes.
