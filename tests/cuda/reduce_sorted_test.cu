@@ -569,7 +569,7 @@ TYPED_TEST(CudaSortedReduce, SortedIdChunks) {
 }
 
 // Fixed segments of one column over several tiles or blocks. From 16-byte
-// aligned values, every size of 1 to 16 rows and 17 to 64 goes through the
+// aligned values, every size of 1 to 16 rows and 17 to 80 goes through the
 // shared-memory stage of 16-byte vectors (short_fixed.cuh): tiles of 16
 // KiB, the last one part full and ending off a whole vector (the rows past
 // it staged one at a time), past 16 rows of floats fewer segments than
@@ -578,7 +578,7 @@ TYPED_TEST(CudaSortedReduce, SortedIdChunks) {
 // floats), the others take tiles of computed keys: power-of-two sizes of 16
 // rows and more of values of at most 4 bytes (16, 32 floats: chunked
 // tiles), 4-row floats, 2-row 16-bit values, and from 64 rows (aligned
-// from 65; 64, 65, 500: chunked tiles); segments straddling threads and
+// from 81; 64, 65, 500: chunked tiles); segments straddling threads and
 // tiles, a last tile part full. Aligned, 1000 and 5000 rows are streamed
 // (StreamedLongSegments).
 template <class T, class I>
@@ -598,7 +598,7 @@ TYPED_TEST(CudaSortedReduce, FixedChunkedTiles) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (i64 size : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 20, 24, 32, 33, 48, 63, 64, 65, 500, 1000, 5000})
+    for (i64 size : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 20, 24, 32, 33, 48, 63, 64, 65, 72, 80, 81, 500, 1000, 5000})
         for (bool shifted : {false, true}) fixed_chunks_case<T, I>(g, size, shifted);
 }
 

@@ -8,7 +8,7 @@
 // of whole segments into shared memory in 16-byte vectors (every warp load
 // is 512 contiguous bytes), then a thread a segment folds its rows from
 // there, and consecutive threads write consecutive outputs. On an H200,
-// float sums of 1 to 64 rows run at 0.91-1.06 of copy this way (1.3-3.0x
+// float sums of 1 to 80 rows run at 0.91-1.06 of copy this way (1.3-3.0x
 // the kernels they replaced; docs/PERFORMANCE.md).
 //
 // Shared memory has 32 banks of 4 bytes, and a warp reading row j of 32
@@ -42,12 +42,14 @@ constexpr int short_fixed_tile_bytes = 16384;
 constexpr int short_fixed_vectors = short_fixed_tile_bytes / (16 * short_fixed_threads);
 // Sizes that take this path. Up to 16 rows of floats a tile holds a
 // segment for every thread; past that fewer threads fold, each more rows,
-// and up to 64 rows that still ran faster than the units' thread a segment
-// reading its rows from memory and than the tiles of computed keys (float
-// sums of 17 to 64 rows 1.3-1.6x, argmax of 48 to 64 1.4-1.8x, doubles
-// 1.1-1.6x; on H200). A tile holds at least 16 segments of the widest
-// values (a multiple of 16 keeps every tile 16-byte aligned).
-constexpr std::int64_t short_fixed_max_rows = 64;
+// and up to 80 rows that still ran faster than the units' thread a segment
+// reading its rows from memory and than the tiles of computed keys (on an
+// H200: float sums of 17 to 80 rows 1.3-2.4x, argmax 1.4-2.3x, doubles
+// 1.1-1.9x). At 96 and 128 rows max of floats ran slower (0.96x, 0.89x),
+// and doubles at 128 (0.99x), with a few dozen threads of a block folding.
+// A tile holds at least 16 segments of the widest values (a multiple of
+// 16 keeps every tile 16-byte aligned).
+constexpr std::int64_t short_fixed_max_rows = 80;
 static_assert(short_fixed_tile_bytes / (short_fixed_max_rows * 8) >= 16, "a tile holds 16 segments of 8-byte values");
 
 // The stage's unit: values are stored a unit at a time, and a unit of
