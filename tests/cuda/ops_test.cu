@@ -547,14 +547,15 @@ TEST_F(CudaOps, HalfStagedColumn) {
 }
 
 // 16-bit values in fixed segments of one column: from 16-byte aligned
-// values (lead 0), 1 to 64 rows through the stage of 16-byte vectors
-// (short_fixed.cuh); unaligned (1 or 2 elements into their allocations),
-// 3 to 63 rows a thread a segment (units; staged in shared memory from 32
-// rows), 2, 16, 32 and 64 rows on the tiles of computed keys; about 40000
-// rows, so several blocks and tiles.
+// values (lead 0), 1 to 128 rows through the stage of 16-byte vectors
+// (short_fixed.cuh; 96 and 128 rows folded in parts by several threads);
+// unaligned (1 or 2 elements into their allocations), 3 to 63 rows a
+// thread a segment (units; staged in shared memory from 32 rows), 2, 16,
+// 32 and 64 rows and more on the tiles of computed keys; about 40000 rows,
+// so several blocks and tiles.
 template <class H>
 void fixed_half_case(segref::rng& g) {
-    for (const i64 size : {1, 2, 3, 4, 5, 8, 12, 16, 24, 32, 63, 64}) {
+    for (const i64 size : {1, 2, 3, 4, 5, 8, 12, 16, 24, 32, 63, 64, 96, 128}) {
         SCOPED_TRACE("fixed segments of " + std::to_string(size) + " rows");
         const i64 M = 40000 / size + 1, n = M * size;
         const auto [hv, dv] = tied_half_values<H>(g, n);

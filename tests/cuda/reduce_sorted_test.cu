@@ -569,11 +569,14 @@ TYPED_TEST(CudaSortedReduce, SortedIdChunks) {
 }
 
 // Fixed segments of one column over several tiles or blocks. From 16-byte
-// aligned values, every size of 1 to 16 rows and 17 to 80 goes through the
+// aligned values, every size of 1 to 16 rows and 17 to 128 goes through the
 // shared-memory stage of 16-byte vectors (short_fixed.cuh): tiles of 16
 // KiB, the last one part full and ending off a whole vector (the rows past
 // it staged one at a time), past 16 rows of floats fewer segments than
-// threads. Unaligned, most sizes below 64 rows go a thread a segment
+// threads, and where a tile holds fewer than 64 segments (floats of 65 rows
+// and more, doubles of 33 and more) each segment folded in parts by several
+// threads and combined; max and argmax over many ties and NaN check that
+// the parts combine to the first extremum's row. Unaligned, most sizes below 64 rows go a thread a segment
 // (units; staged in shared memory from 16 rows or 64 bytes: 17, 20, 24, 63
 // floats), the others take tiles of computed keys: power-of-two sizes of 16
 // rows and more of values of at most 4 bytes (16, 32 floats: chunked
@@ -592,13 +595,24 @@ void fixed_chunks_case(segref::rng& g, i64 size, bool shifted) {
     segtest::trial_config c;
     c.shifted = shifted;
     sum_argmax_and_mean<form::fixed, T>(g, s, c);
+    // Few distinct values (ties in every segment) and, for floats, a NaN in
+    // about one segment of 5 at 100 rows.
+    std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::ties);
+    if constexpr (std::is_floating_point<T>::value)
+        for (T& x : v)
+            if (segref::coin(g, 0.002)) x = std::numeric_limits<T>::quiet_NaN();
+    c.nan = std::is_floating_point<T>::value;
+    const segtest::device_memory mem;
+    segtest::check_reduce<form::fixed, T, I, T>(segred::cuda::par, segred::max{}, segref::op::max, 0, c, s, v, g, mem);
+    segtest::check_reduce<form::fixed, T, I, std::int64_t>(segred::cuda::par, segred::argmax{}, segref::op::argmax, 0,
+                                                           c, s, v, g, mem);
 }
 
 TYPED_TEST(CudaSortedReduce, FixedChunkedTiles) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
-    for (i64 size : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 20, 24, 32, 33, 48, 63, 64, 65, 72, 80, 81, 500, 1000, 5000})
+    for (i64 size : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 20, 24, 32, 33, 48, 63, 64, 65, 72, 80, 81, 96, 112, 128, 129, 500, 1000, 5000})
         for (bool shifted : {false, true}) fixed_chunks_case<T, I>(g, size, shifted);
 }
 

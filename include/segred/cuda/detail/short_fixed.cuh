@@ -11,6 +11,13 @@
 // float sums of 1 to 80 rows run at 0.91-1.06 of copy this way (1.3-3.0x
 // the kernels they replaced; docs/PERFORMANCE.md).
 //
+// Long segments leave a tile few of them (32 floats of 128 rows), and a
+// few dozen threads folding 128 rows each kept a block's fold longer than
+// its load. So where a tile holds fewer than 64 segments, each segment is
+// folded in `parts` interleaved parts by as many threads (part p takes rows
+// p, p + parts, ...), their states meet in shared memory, and a thread a
+// segment combines them in part order (the same order every run).
+//
 // Shared memory has 32 banks of 4 bytes, and a warp reading row j of 32
 // consecutive segments reads addresses `size` values apart: for a size of
 // 2^k floats, 2^k lanes share a bank. So the stage puts one unit of padding
@@ -45,11 +52,12 @@ constexpr int short_fixed_vectors = short_fixed_tile_bytes / (16 * short_fixed_t
 // and up to 80 rows that still ran faster than the units' thread a segment
 // reading its rows from memory and than the tiles of computed keys (on an
 // H200: float sums of 17 to 80 rows 1.3-2.4x, argmax 1.4-2.3x, doubles
-// 1.1-1.9x). At 96 and 128 rows max of floats ran slower (0.96x, 0.89x),
-// and doubles at 128 (0.99x), with a few dozen threads of a block folding.
-// A tile holds at least 16 segments of the widest values (a multiple of
-// 16 keeps every tile 16-byte aligned).
-constexpr std::int64_t short_fixed_max_rows = 80;
+// 1.1-1.9x). With a segment folded in parts (short_fixed_parts) 96 to 128
+// rows ran faster too (H100: float sums 1.21-1.27x, max 1.28-1.44x, fp16
+// sums 1.28-1.91x, double argmax 1.08-1.49x). A tile holds at least 16
+// segments of the widest values (a multiple of 16 keeps every tile 16-byte
+// aligned).
+constexpr std::int64_t short_fixed_max_rows = 128;
 static_assert(short_fixed_tile_bytes / (short_fixed_max_rows * 8) >= 16, "a tile holds 16 segments of 8-byte values");
 
 // The stage's unit: values are stored a unit at a time, and a unit of
@@ -73,6 +81,17 @@ std::int64_t short_fixed_tile_segments(std::int64_t size) {
     return short_fixed_tile_bytes / (size * std::int64_t(sizeof(T))) / 16 * 16;
 }
 
+// Threads that fold each segment of a tile of `tile_segments` segments of
+// `size` rows. One where a tile holds 64 segments or more: folding in parts
+// whenever threads outnumbered segments made float argmax of 32 to 64 rows
+// slower (0.91-0.94x on an H100), the combine costing more than the shorter
+// folds saved.
+inline int short_fixed_parts(std::int64_t size, std::int64_t tile_segments) {
+    if (tile_segments >= 64) return 1;
+    const std::int64_t parts = short_fixed_threads / tile_segments;
+    return static_cast<int>(parts < size ? parts : size);
+}
+
 // Whether one column of M fixed segments of `size` rows at `values` takes
 // this path: values of 1, 2, 4 or 8 bytes whose first row is 16-byte
 // aligned (the vectors are aligned from the first row on), in at most
@@ -88,14 +107,17 @@ bool short_fixed_applies(const T* values, std::int64_t size, std::int64_t M) {
 
 inline namespace SEGRED_ABI_NS {
 
-// Block b reduces segments [b * tile_segments, ..) of `size` rows each.
+// Block b reduces segments [b * tile_segments, ..) of `size` rows each,
+// each in `parts` parts (parts * tile_segments <= short_fixed_threads).
 template <class T, class O, class R>
 SEGRED_KERNEL void __launch_bounds__(short_fixed_threads)
-    short_fixed_kernel(const T* values, std::int64_t size, std::int64_t M, std::int64_t tile_segments,
+    short_fixed_kernel(const T* values, std::int64_t size, std::int64_t M, std::int64_t tile_segments, int parts,
                        rows_view<O> out, R r, options opts) {
     using S = state_t<R, T>;
     constexpr unsigned U = short_fixed_unit<T>;
     __shared__ __align__(16) unsigned char stage[short_fixed_stage_bytes<T>];
+    // The parts' states (raw bytes: a state need not be trivially constructible).
+    __shared__ __align__(16) unsigned char part_bytes[short_fixed_threads * sizeof(S)];
     const int t = threadIdx.x;
     const std::int64_t s0 = std::int64_t(blockIdx.x) * tile_segments;
     const int segs = static_cast<int>(M - s0 < tile_segments ? M - s0 : tile_segments);
@@ -131,14 +153,38 @@ SEGRED_KERNEL void __launch_bounds__(short_fixed_threads)
         *reinterpret_cast<T*>(stage + short_fixed_at<T>(unsigned(e) * unsigned(sizeof(T)))) = values[row0 + e];
     __syncthreads();
 
-    for (int s = t; s < segs; s += short_fixed_threads) {
+    if (parts == 1) {
+        for (int s = t; s < segs; s += short_fixed_threads) {
+            S st = r.template init<T>();
+            const std::int64_t row = row0 + std::int64_t(s) * size;
+            unsigned b = unsigned(s) * unsigned(size) * unsigned(sizeof(T));
+#pragma unroll 4
+            for (int j = 0; j < static_cast<int>(size); ++j, b += unsigned(sizeof(T)))
+                r.update(st, *reinterpret_cast<const T*>(stage + short_fixed_at<T>(b)), row + j);
+            write_segment<T>(r, opts, out, s0 + s, 0, st, size);
+        }
+        return;
+    }
+    // Thread t folds part t / tile_segments of segment t % tile_segments:
+    // a warp's lanes read the same row of consecutive segments, as above.
+    S* const part_state = reinterpret_cast<S*>(part_bytes);
+    const int per_tile = static_cast<int>(tile_segments);
+    const int p = t / per_tile, s = t % per_tile;
+    if (p < parts && s < segs) {
         S st = r.template init<T>();
         const std::int64_t row = row0 + std::int64_t(s) * size;
-        unsigned b = unsigned(s) * unsigned(size) * unsigned(sizeof(T));
+        const unsigned step = unsigned(parts) * unsigned(sizeof(T));
+        unsigned b = (unsigned(s) * unsigned(size) + unsigned(p)) * unsigned(sizeof(T));
 #pragma unroll 4
-        for (int j = 0; j < static_cast<int>(size); ++j, b += unsigned(sizeof(T)))
+        for (int j = p; j < static_cast<int>(size); j += parts, b += step)
             r.update(st, *reinterpret_cast<const T*>(stage + short_fixed_at<T>(b)), row + j);
-        write_segment<T>(r, opts, out, s0 + s, 0, st, size);
+        part_state[t] = st;
+    }
+    __syncthreads();
+    if (t < segs) {
+        S st = part_state[t];
+        for (int q = 1; q < parts; ++q) r.combine(st, part_state[q * per_tile + t]);
+        write_segment<T>(r, opts, out, s0 + t, 0, st, size);
     }
 }
 
@@ -150,8 +196,9 @@ void short_fixed_reduce(const par_t& p, const T* values, std::int64_t size, std:
                         const R& r, const options& opts) {
     const std::int64_t per_tile = short_fixed_tile_segments<T>(size);
     const std::int64_t tiles = (M + per_tile - 1) / per_tile;
-    short_fixed_kernel<T><<<static_cast<unsigned>(tiles), short_fixed_threads, 0, p.stream>>>(values, size, M, per_tile,
-                                                                                             out, r, opts);
+    const int parts = short_fixed_parts(size, per_tile);
+    short_fixed_kernel<T><<<static_cast<unsigned>(tiles), short_fixed_threads, 0, p.stream>>>(
+        values, size, M, per_tile, parts, out, r, opts);
     SEGRED_CUDA_CHECK(cudaGetLastError());
 }
 
