@@ -53,9 +53,11 @@ constexpr int short_fixed_vectors = short_fixed_tile_bytes / (16 * short_fixed_t
 // reading its rows from memory and than the tiles of computed keys (on an
 // H200: float sums of 17 to 80 rows 1.3-2.4x, argmax 1.4-2.3x, doubles
 // 1.1-1.9x). With a segment folded in parts (short_fixed_parts) 96 to 128
-// rows ran faster too (H100: float sums 1.21-1.27x, max 1.28-1.44x, fp16
-// sums 1.28-1.91x, double argmax 1.08-1.49x). A tile holds at least 16
-// segments of the widest values (a multiple of 16 keeps every tile 16-byte
+// rows run 1.6-2.5x the tiles of computed keys too (H100: float sum and
+// max at 1.00 of copy, argmax 0.87-0.92, fp16 sums 1.00; doubles of 128
+// rows 0.87, their 16 segments of a tile 1088 bytes apart in the stage,
+// so a warp's lanes meet on two banks). A tile holds at least 16 segments
+// of the widest values (a multiple of 16 keeps every tile 16-byte
 // aligned).
 constexpr std::int64_t short_fixed_max_rows = 128;
 static_assert(short_fixed_tile_bytes / (short_fixed_max_rows * 8) >= 16, "a tile holds 16 segments of 8-byte values");
@@ -86,8 +88,11 @@ std::int64_t short_fixed_tile_segments(std::int64_t size) {
 // whenever threads outnumbered segments made float argmax of 32 to 64 rows
 // slower (0.91-0.94x on an H100), the combine costing more than the shorter
 // folds saved.
-inline int short_fixed_parts(std::int64_t size, std::int64_t tile_segments) {
-    if (tile_segments >= 64) return 1;
+// The parts' states meet in the stage once the fold has read it, so a
+// state must fit a thread's share of it (every built-in reducer's does).
+template <class T, class R>
+int short_fixed_parts(std::int64_t size, std::int64_t tile_segments) {
+    if (tile_segments >= 64 || short_fixed_threads * sizeof(state_t<R, T>) > short_fixed_tile_bytes) return 1;
     const std::int64_t parts = short_fixed_threads / tile_segments;
     return static_cast<int>(parts < size ? parts : size);
 }
@@ -116,8 +121,6 @@ SEGRED_KERNEL void __launch_bounds__(short_fixed_threads)
     using S = state_t<R, T>;
     constexpr unsigned U = short_fixed_unit<T>;
     __shared__ __align__(16) unsigned char stage[short_fixed_stage_bytes<T>];
-    // The parts' states (raw bytes: a state need not be trivially constructible).
-    __shared__ __align__(16) unsigned char part_bytes[short_fixed_threads * sizeof(S)];
     const int t = threadIdx.x;
     const std::int64_t s0 = std::int64_t(blockIdx.x) * tile_segments;
     const int segs = static_cast<int>(M - s0 < tile_segments ? M - s0 : tile_segments);
@@ -167,22 +170,25 @@ SEGRED_KERNEL void __launch_bounds__(short_fixed_threads)
     }
     // Thread t folds part t / tile_segments of segment t % tile_segments:
     // a warp's lanes read the same row of consecutive segments, as above.
-    S* const part_state = reinterpret_cast<S*>(part_bytes);
     const int per_tile = static_cast<int>(tile_segments);
     const int p = t / per_tile, s = t % per_tile;
-    if (p < parts && s < segs) {
-        S st = r.template init<T>();
+    const bool folds = p < parts && s < segs;
+    S st = r.template init<T>();
+    if (folds) {
         const std::int64_t row = row0 + std::int64_t(s) * size;
         const unsigned step = unsigned(parts) * unsigned(sizeof(T));
         unsigned b = (unsigned(s) * unsigned(size) + unsigned(p)) * unsigned(sizeof(T));
 #pragma unroll 4
         for (int j = p; j < static_cast<int>(size); j += parts, b += step)
             r.update(st, *reinterpret_cast<const T*>(stage + short_fixed_at<T>(b)), row + j);
-        part_state[t] = st;
     }
+    // The states meet in the stage, free once every fold has read it.
+    S* const part_state = reinterpret_cast<S*>(stage);
+    __syncthreads();
+    if (folds) part_state[t] = st;
     __syncthreads();
     if (t < segs) {
-        S st = part_state[t];
+        st = part_state[t];
         for (int q = 1; q < parts; ++q) r.combine(st, part_state[q * per_tile + t]);
         write_segment<T>(r, opts, out, s0 + t, 0, st, size);
     }
@@ -196,7 +202,7 @@ void short_fixed_reduce(const par_t& p, const T* values, std::int64_t size, std:
                         const R& r, const options& opts) {
     const std::int64_t per_tile = short_fixed_tile_segments<T>(size);
     const std::int64_t tiles = (M + per_tile - 1) / per_tile;
-    const int parts = short_fixed_parts(size, per_tile);
+    const int parts = short_fixed_parts<T, R>(size, per_tile);
     short_fixed_kernel<T><<<static_cast<unsigned>(tiles), short_fixed_threads, 0, p.stream>>>(
         values, size, M, per_tile, parts, out, r, opts);
     SEGRED_CUDA_CHECK(cudaGetLastError());
