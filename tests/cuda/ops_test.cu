@@ -548,7 +548,8 @@ TEST_F(CudaOps, HalfStagedColumn) {
 
 // 16-bit values in fixed segments of one column: from 16-byte aligned
 // values (lead 0), 1 to 128 rows through the stage of 16-byte vectors
-// (short_fixed.cuh; 96 and 128 rows folded in parts by several threads);
+// (short_fixed.cuh; at 96 and 128 rows a tile still holds 64 segments or
+// more, a thread a segment);
 // unaligned (1 or 2 elements into their allocations), 3 to 63 rows a
 // thread a segment (units; staged in shared memory from 32 rows), 2, 16,
 // 32 and 64 rows and more on the tiles of computed keys; about 40000 rows,

@@ -576,13 +576,13 @@ TYPED_TEST(CudaSortedReduce, SortedIdChunks) {
 // threads, and where a tile holds fewer than 64 segments (floats of 65 rows
 // and more, doubles of 33 and more) each segment folded in parts by several
 // threads and combined; max and argmax over many ties and NaN check that
-// the parts combine to the first extremum's row. Unaligned, most sizes below 64 rows go a thread a segment
-// (units; staged in shared memory from 16 rows or 64 bytes: 17, 20, 24, 63
-// floats), the others take tiles of computed keys: power-of-two sizes of 16
-// rows and more of values of at most 4 bytes (16, 32 floats: chunked
-// tiles), 4-row floats, 2-row 16-bit values, and from 64 rows (aligned
-// from 81; 64, 65, 500: chunked tiles); segments straddling threads and
-// tiles, a last tile part full. Aligned, 1000 and 5000 rows are streamed
+// the parts combine to the first extremum's row. Unaligned, most sizes
+// below 64 rows go a thread a segment (units; staged in shared memory from
+// 16 rows or 64 bytes: 17, 20, 24, 63 floats), the others take tiles of
+// computed keys: power-of-two sizes of 16 rows and more of values of at
+// most 4 bytes (16, 32 floats: chunked tiles), 4-row floats, 2-row 16-bit
+// values, and from 64 rows (aligned from 129; 64, 65, 129, 500: chunked
+// tiles); segments straddling threads and tiles, a last tile part full. Aligned, 1000 and 5000 rows are streamed
 // (StreamedLongSegments).
 template <class T, class I>
 void fixed_chunks_case(segref::rng& g, i64 size, bool shifted) {

@@ -29,6 +29,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -92,7 +93,7 @@ std::int64_t short_fixed_tile_segments(std::int64_t size) {
 // state must fit a thread's share of it (every built-in reducer's does).
 template <class T, class R>
 int short_fixed_parts(std::int64_t size, std::int64_t tile_segments) {
-    if (tile_segments >= 64 || short_fixed_threads * sizeof(state_t<R, T>) > short_fixed_tile_bytes) return 1;
+    if (tile_segments >= 64 || sizeof(state_t<R, T>) * std::size_t(short_fixed_threads) > std::size_t(short_fixed_tile_bytes)) return 1;
     const std::int64_t parts = short_fixed_threads / tile_segments;
     return static_cast<int>(parts < size ? parts : size);
 }
