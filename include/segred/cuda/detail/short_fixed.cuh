@@ -88,12 +88,14 @@ std::int64_t short_fixed_tile_segments(std::int64_t size) {
 // `size` rows. One where a tile holds 64 segments or more: folding in parts
 // whenever threads outnumbered segments made float argmax of 32 to 64 rows
 // slower (0.91-0.94x on an H100), the combine costing more than the shorter
-// folds saved.
-// The parts' states meet in the stage once the fold has read it, so a
-// state must fit a thread's share of it (every built-in reducer's does).
+// folds saved. The parts' states meet in the stage once the fold has read
+// it, so a state must fit a thread's share of it (every built-in
+// reducer's does).
 template <class T, class R>
 int short_fixed_parts(std::int64_t size, std::int64_t tile_segments) {
-    if (tile_segments >= 64 || sizeof(state_t<R, T>) * std::size_t(short_fixed_threads) > std::size_t(short_fixed_tile_bytes)) return 1;
+    const bool state_fits =
+        sizeof(state_t<R, T>) * std::size_t(short_fixed_threads) <= std::size_t(short_fixed_tile_bytes);
+    if (tile_segments >= 64 || !state_fits) return 1;
     const std::int64_t parts = short_fixed_threads / tile_segments;
     return static_cast<int>(parts < size ? parts : size);
 }
