@@ -780,6 +780,55 @@ segtest::seg_input<I> segments_of(const std::vector<i64>& len) {
     return s;
 }
 
+// Runs over thousands of tiles or chunks: a run that goes on past its
+// warp's first two steps of the join (288 tiles) is taken on by the whole
+// block, 8 steps of 256 tiles side by side (tile_join.cuh). Streamed chunks
+// of C rows (and the tiles of the same input from unaligned values): a run
+// from the first chunk that ends on the last row of the block's first
+// round (2337 chunks); one that begins on the next chunk and ends on the
+// first chunk of its second round; one from inside the next chunk to the
+// last row. Then tiles of derived keys and of sorted ids: segments of 1 to
+// 3 rows around giants over about 630, 320 and 75 tiles, as in the GPU
+// issue's "giant + tiny" lengths (and the same from offsets with 3 rows
+// before the first one).
+template <class T, class I>
+void long_runs_case(segref::rng& g, bool shifted) {
+    segtest::trial_config c;
+    c.shifted = shifted;
+    {
+        SCOPED_TRACE(std::string("streamed runs over thousands of chunks") + (shifted ? ", unaligned" : ""));
+        const i64 C = 16384 / static_cast<i64>(sizeof(T));
+        const std::vector<i64> len = {3, 2337 * C - 3, 2338 * C, 5, 600 * C + 11};
+        const segtest::seg_input<I> s = starts_input<form::offsets, I>(len, segref::total(len), 0);
+        ASSERT_GE(s.n, 512 * s.M) << "segments long enough to be streamed";
+        sum_argmax_and_mean<form::offsets, T>(g, s, c);
+    }
+    std::vector<i64> len;
+    auto tiny = [&](i64 k) {
+        for (i64 j = 0; j < k; ++j) len.push_back(segref::uniform_int(g, 1, 3));
+    };
+    tiny(250000);
+    len.push_back(2600011);
+    tiny(150000);
+    len.push_back(1300007);
+    tiny(100000);
+    len.push_back(300001);
+    tiny(1000);
+    SCOPED_TRACE(std::string("short segments around giants") + (shifted ? ", unaligned" : ""));
+    const i64 rows = segref::total(len);
+    ASSERT_LE(rows, 16 * static_cast<i64>(len.size())) << "segments short enough to derive their keys";
+    sum_argmax_and_mean<form::offsets, T>(g, starts_input<form::offsets, I>(len, rows, 3), c);
+    sum_argmax_and_mean<form::lengths, T>(g, starts_input<form::lengths, I>(len, rows, 0), c);
+    sum_argmax_and_mean<form::sorted_ids, T>(g, segments_of<form::sorted_ids, I>(len), c);
+}
+
+TYPED_TEST(CudaSortedReduce, LongRunsJoinedByBlocks) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (bool shifted : {false, true}) long_runs_case<T, I>(g, shifted);
+}
+
 // Rows of several columns, segments averaging under 64 rows: a thread per
 // segment and vector of columns folds a segment of up to 128 rows alone and
 // stores its vector of results at once where out allows; the warp holding

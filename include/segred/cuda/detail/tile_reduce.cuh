@@ -12,9 +12,9 @@
 // joins the runs that cross threads, and the thread holding a segment's
 // last row writes it.
 // Runs that cross a tile boundary leave partial states (a tile's head and
-// tail); a second kernel joins them, one warp per crossing run, in tile
-// order. Tiles, per-thread folds and the joins all have fixed shapes, so the
-// result is the same on every run.
+// tail, tile_carry); tile_join.cuh joins them, one warp per crossing run, in
+// tile order. Tiles, per-thread folds and the joins all have fixed shapes, so
+// the result is the same on every run.
 //
 // Row keys are the segment of each row, non-decreasing: sorted ids as they
 // are; fixed segments by division for each thread's first row, then a compare
@@ -53,6 +53,7 @@
 #include "launch.cuh"
 #include "reduce_kernels.cuh"
 #include "temp_buffer.cuh"
+#include "tile_join.cuh"
 
 namespace segred {
 namespace cuda {
@@ -304,19 +305,6 @@ __device__ __forceinline__ unsigned stage_offset(int u, int i) {
     if constexpr (Chunked) return chunk_layout<X, Items>::offset(u, i);
     return static_cast<unsigned>((u * (Items + 1) + i) * sizeof(X));
 }
-
-// A tile's partial states: the part of its first run when that run began in
-// an earlier tile (head; `passes` when it also goes on past the tile), and
-// its last run when that run began inside the tile and goes on (tail).
-template <class S>
-struct tile_carry {
-    S head;
-    S tail;
-    std::int64_t head_rows;
-    std::int64_t tail_rows;
-    std::int64_t tail_key;  // -1: no tail
-    int passes;
-};
 
 // One thread's stretch of runs in the block-wide scan: its last run's state,
 // and in one word that run's rows (within one tile, so below 2^31) and
@@ -1793,90 +1781,6 @@ void find_edge_keys(const par_t& p, Keys keys, std::int64_t n, std::int64_t tile
     SEGRED_CUDA_CHECK(cudaGetLastError());
 }
 
-// A tile join's first step covers 32 tiles, a lane each (most runs end
-// within them); later steps 32 * join_tiles_a_lane, each lane combining its
-// consecutive tiles in order first. With one tile a lane at every step, a
-// long run took a step of dependent loads per 32 tiles (H200: a segment of
-// 13.5 million fp32 rows over 4096-row tiles, about 100 steps); eight a lane
-// from the first step would read eight carries for every run that ends in
-// the next tile. 32 a lane after the second step measured no faster on a run
-// over 8192 tiles and slower (0.93-0.95x) on 64 runs of 512 fp64 tiles.
-constexpr int join_tiles_a_lane = 8;
-
-// One step of a join: lane l takes tiles base + l * P to base + l * P + P - 1
-// and the run's heads among them are folded into acc and rows (in order
-// within a lane, by a fixed tree across lanes); true where the run ends in
-// this step. Every carry a lane may need is read before any is used, from a
-// clamped index: loads under a branch each went out one after another, so
-// a step cost P dependent loads whatever its width.
-template <int P, class T, class R, class S>
-__device__ bool join_step(const tile_carry<S>* carry, std::int64_t tiles, std::int64_t base, const R& r,
-                          S (&lanes)[32], std::int64_t (&lane_rows)[32], int lane, S& acc, std::int64_t& rows) {
-    const std::int64_t j0 = base + std::int64_t(lane) * P;
-    bool through[P];
-    S head[P];
-    std::int64_t head_rows[P];
-#pragma unroll
-    for (int u = 0; u < P; ++u) {
-        const tile_carry<S>& cj = carry[j0 + u < tiles ? j0 + u : tiles - 1];
-        const int passes = cj.passes;
-        through[u] = (j0 + u < tiles) & (passes != 0);
-        head[u] = cj.head;
-        head_rows[u] = cj.head_rows;
-    }
-    int stop = P;  // this lane's first tile where the run ends (or past the last tile)
-#pragma unroll
-    for (int u = P - 1; u >= 0; --u)
-        if (!through[u]) stop = u;
-    const unsigned stops = __ballot_sync(0xffffffffu, stop < P);
-    const int last = stops ? __ffs(stops) - 1 : 31;  // the lanes up to `last` hold the run
-    // This lane's tiles of the run: all below `last`, up to its stop at it.
-    const int upto = lane < last ? P : lane > last ? 0 : stop < P ? stop + 1 : P;
-    S part = r.template init<T>();
-    std::int64_t part_rows = 0;
-#pragma unroll
-    for (int u = 0; u < P; ++u) {
-        if (u < upto && j0 + u < tiles) {
-            r.combine(part, head[u]);
-            part_rows += head_rows[u];
-        }
-    }
-    lanes[lane] = part;
-    lane_rows[lane] = part_rows;
-    __syncwarp();
-    for (int w = 16; w > 0; w /= 2) {
-        if (lane < w) {
-            r.combine(lanes[lane], lanes[lane + w]);
-            lane_rows[lane] += lane_rows[lane + w];
-        }
-        __syncwarp();
-    }
-    r.combine(acc, lanes[0]);
-    rows += lane_rows[0];
-    __syncwarp();
-    return stops != 0;
-}
-
-// One warp per tile whose last run goes on: that run's tail, then the heads
-// of the tiles it passes through and of the tile where it ends, in steps
-// (above), combined in order across steps.
-template <class T, class O, class R, class S>
-SEGRED_KERNEL void __launch_bounds__(block_threads)
-    tile_join_kernel(std::int64_t tiles, rows_view<O> out, R r, options opts, const tile_carry<S>* carry) {
-    constexpr int U = join_tiles_a_lane;
-    __shared__ S lanes[block_threads / 32][32];
-    __shared__ std::int64_t lane_rows[block_threads / 32][32];
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const std::int64_t t0 = std::int64_t(blockIdx.x) * (block_threads / 32) + warp;
-    if (t0 >= tiles || carry[t0].tail_key < 0) return;
-    S acc = carry[t0].tail;
-    std::int64_t rows = carry[t0].tail_rows;
-    bool ended = join_step<1, T>(carry, tiles, t0 + 1, r, lanes[warp], lane_rows[warp], lane, acc, rows);
-    for (std::int64_t base = t0 + 33; !ended; base += 32 * U)
-        ended = join_step<U, T>(carry, tiles, base, r, lanes[warp], lane_rows[warp], lane, acc, rows);
-    if (lane == 0) write_segment<T>(r, opts, out, carry[t0].tail_key, 0, acc, rows);
-}
-
 } // namespace SEGRED_ABI_NS
 
 // The long gaps of empty segments the tile kernels list (gap_list), on the
@@ -1892,18 +1796,6 @@ struct tile_gaps {
     temp_buffer<std::int64_t> ranges;
     temp_buffer<unsigned long long> count;
 };
-
-// After a tile or chunk kernel: the runs that cross tile edges joined from
-// the tiles' carries.
-template <class T, class O, class R, class S>
-void join_tiles(const par_t& p, std::int64_t tiles, rows_view<O> out, const R& r, const options& opts,
-                const tile_carry<S>* carry) {
-    if (tiles < 2) return;
-    const std::int64_t warps = block_threads / 32;
-    tile_join_kernel<T, O, R, S><<<static_cast<unsigned>((tiles + warps - 1) / warps), block_threads, 0, p.stream>>>(
-        tiles, out, r, opts, carry);
-    SEGRED_CUDA_CHECK(cudaGetLastError());
-}
 
 // After a tile kernel: the listed gaps filled, and the runs joined.
 template <class T, class O, class R, class S>
