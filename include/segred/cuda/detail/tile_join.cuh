@@ -25,7 +25,6 @@
 #include "../../core/views.hpp"
 #include "launch.cuh"
 #include "reduce_kernels.cuh"
-#include "temp_buffer.cuh"
 
 namespace segred {
 namespace cuda {
@@ -113,9 +112,9 @@ __device__ bool join_step(const tile_carry<S>* carry, std::int64_t tiles, std::i
 // One warp per tile whose last run goes on: that run's tail, then the heads
 // of the tiles it passes through and of the tile where it ends: the first
 // 32 tiles a lane each, then 32 * join_tiles_a_lane. A run not ended by
-// then is taken on by the whole block, warp k taking the k-th of
-// the block's warps consecutive steps, their parts combined in order by the
-// run's warp up to the step where it ends.
+// then is taken on by the whole block in rounds of one step a warp (warp k
+// the k-th of a round's consecutive steps), the parts combined in order by
+// the run's warp up to the step where it ends.
 template <class T, class O, class R, class S>
 SEGRED_KERNEL void __launch_bounds__(block_threads)
     tile_join_kernel(std::int64_t tiles, rows_view<O> out, R r, options opts, const tile_carry<S>* carry) {
