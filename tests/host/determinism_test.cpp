@@ -124,6 +124,29 @@ TYPED_TEST(Determinism, UnsortedIds) {
     }
 }
 
+// Blocks of up to 32 rows a state (at least 16 of them: 32 M rows at
+// M = 2100, n / 16 at M = 8200), and owned ranges, whose owners send other
+// owners' rows to rotating spare slots (M = 70001 over 200000 rows).
+TYPED_TEST(Determinism, UnsortedIdsBlockSizesAndOwnedRanges) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (i64 M : {2100, 8200, 70001}) {
+        SCOPED_TRACE("M " + std::to_string(M));
+        const i64 n = M == 70001 ? 200000 : 1200000;
+        std::vector<I> id = segref::random_ids<I>(g, n, 0, M - 1);
+        for (I& x : id)
+            if (segref::coin(g, 0.01)) x = I(-1);  // dropped: a spare slot's rows
+        const auto drop = segred::options{}.bounds(segred::bounds_policy::drop);
+        for (i64 width : {1, 3}) {
+            SCOPED_TRACE("width " + std::to_string(width));
+            const std::vector<T> v = segref::random_values<T>(g, n * width, segref::value_kind::general);
+            expect_same_bits<T, T>(v, n, width, segred::ids(id.data(), M), M, segred::sum{}, drop);
+            expect_same_bits<T, T>(v, n, width, segred::ids(id.data(), M), M, segred::mean{}, drop);
+        }
+    }
+}
+
 TYPED_TEST(Determinism, SoftmaxGatherBackwardBincount) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;

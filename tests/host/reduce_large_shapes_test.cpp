@@ -29,6 +29,18 @@ TYPED_TEST(ReduceLargeShapes, UnsortedIdsFewSegmentsBlocked) {
     });
 }
 
+// Few segments past 2048: blocks of up to 32 rows a state while at least
+// 16 blocks remain (32 M rows at M = 2100, n / 16 at M = 8200).
+TYPED_TEST(ReduceLargeShapes, UnsortedIdsBlocksOfUpTo32RowsAState) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (i64 M : {2100, 8200})
+        segtest::large_every_state<form::ids, T, I>(g, policies, segtest::host_memory{}, [&](bool corrupt) {
+            return segtest::large_unsorted<I>(g, 1200000, M, corrupt);
+        });
+}
+
 // Many segments: owned id ranges while the states fit in 2 MB of cache,
 // partitioned by id range (stably, values carried along) beyond.
 TYPED_TEST(ReduceLargeShapes, UnsortedIdsManySegments) {

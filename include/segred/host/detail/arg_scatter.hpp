@@ -91,7 +91,10 @@ void first_matching_rows(const host_policy& p, rows_view<const T> values, std::i
         std::fill(first + lo, first + lo + own, detail::no_row);
         for (std::int64_t i = 0; i < n; ++i) {
             const std::int64_t id = id_of(i);
-            const std::int64_t k = static_cast<std::uint64_t>(id - lo) < static_cast<std::uint64_t>(own) ? id : spare;
+            // A mask, not `?:`, which GCC may make a branch that two owners
+            // mispredict on every other row.
+            const std::int64_t mine = -static_cast<std::int64_t>(static_cast<std::uint64_t>(id - lo) < static_cast<std::uint64_t>(own));
+            const std::int64_t k = (id & mine) | (spare & ~mine);
             if (SEGRED_HOST_UNLIKELY(matches(value(i), wins[static_cast<std::size_t>(k)])) && k != spare &&
                 first[k] == detail::no_row)
                 first[k] = i;
