@@ -301,4 +301,49 @@ TYPED_TEST(ReduceExtremumRuns, UnsortedIdsFirstRow) {
     });
 }
 
+// Integer values at both ends of their type, tied many times over, into
+// unsorted ids: the first-row pass tests each row against its segment's
+// extremum with one compare, and rows of other threads' ids (owned ranges,
+// where there are more segments than an eighth of the rows) and dropped
+// rows against the type's top (bottom for a minimum), which the top's own
+// rows pass and must still not record.
+template <class I>
+void check_unsorted_integer_extrema(segref::rng& g, const segred::host_policy& pol, i64 M, i64 n, bool dropped) {
+    using segref::op;
+    using T = std::int32_t;
+    SCOPED_TRACE("M = " + std::to_string(M) + ", n = " + std::to_string(n) + (dropped ? ", ids dropped" : ""));
+    const T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+    const std::vector<T> picks = {lo, T(lo + 1), T(-1), T(0), T(1), T(hi - 1), hi};
+    segtest::seg_input<I> s;
+    s.kind = form::ids;
+    s.M = M;
+    s.n = n;
+    s.idx.resize(static_cast<std::size_t>(n));
+    std::vector<T> v(static_cast<std::size_t>(n));
+    for (i64 i = 0; i < n; ++i) {
+        v[static_cast<std::size_t>(i)] = picks[static_cast<std::size_t>(segref::uniform_int(g, 0, 6))];
+        i64 k = segref::uniform_int(g, 0, M - 1);
+        if (dropped && segref::coin(g, 0.01)) k = segref::coin(g, 0.5) ? -1 : M;
+        s.idx[static_cast<std::size_t>(i)] = static_cast<I>(k);
+    }
+    segtest::trial_config c;
+    c.bounds = dropped ? segred::bounds_policy::drop : segred::bounds_policy::check;
+    segtest::check_reduce<form::ids, T, I, i64>(pol, segred::argmax{}, op::argmax, 0, c, s, v, g);
+    segtest::check_reduce<form::ids, T, I, i64>(pol, segred::argmin{}, op::argmin, 0, c, s, v, g);
+    c.arg = true;
+    c.counts = true;
+    segtest::check_reduce<form::ids, T, I, T>(pol, segred::max{}, op::max, 0, c, s, v, g);
+    segtest::check_reduce<form::ids, T, I, T>(pol, segred::min{}, op::min, 0, c, s, v, g);
+}
+
+TEST(ReduceExtremumRunsInt, UnsortedIdsIntegerEndsFirstRow) {
+    SEGRED_SEEDED_RNG(g);
+    on_thread_counts([&](const segred::host_policy& pol) {
+        for (bool dropped : {false, true}) {
+            check_unsorted_integer_extrema<std::int32_t>(g, pol, 50, 12007, dropped);    // rows split between threads
+            check_unsorted_integer_extrema<std::int64_t>(g, pol, 3001, 12007, dropped);  // ids split (owned ranges)
+        }
+    });
+}
+
 } // namespace

@@ -51,6 +51,15 @@ constexpr std::int64_t min_scatter_blocks = 4;
 // most the 64 slots each owner's spare region has).
 constexpr std::int64_t owned_spares = 8;
 
+// Id k where it lies in [lo, lo + own), else `other`. One unsigned compare
+// keeps k < lo, k >= lo + own and the skip mark (-1) out, and a mask, not
+// `?:`, picks: GCC made the `?:` a branch, which two owners of the
+// owned-range shape mispredict on every other row.
+inline std::int64_t owned_or(std::int64_t k, std::int64_t lo, std::int64_t own, std::int64_t other) {
+    const std::int64_t mine = -static_cast<std::int64_t>(static_cast<std::uint64_t>(k - lo) < static_cast<std::uint64_t>(own));
+    return (k & mine) | (other & ~mine);
+}
+
 // Copies of its states a block of the block shape folds into: row lo + 4j + c
 // of the block into copy c, the copies then combined as (0 + 2) + (1 + 3),
 // for one-column sums and means of at most this many segments. A row's add
@@ -608,11 +617,9 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
         if (spare >= 0)
             for (std::int64_t f = 0; f < owned_spares * width; ++f) st[spare * width + f] = folder.init();
         run_folder<Tally, F> fold{folder, width, tally, repeats};
-        // One unsigned compare keeps k < lo, k >= lo + own and the skip mark
-        // (-1) out. With several owners the pick is a mask, not `?:`, which
-        // GCC made a branch that two owners mispredict on every other row;
-        // a single owner keeps the branch, which it predicts (only dropped
-        // rows take it), and which costs it less than the mask.
+        // With several owners the pick is a mask (owned_or); a single owner
+        // keeps a branch, which it predicts (only dropped rows take it), and
+        // which costs it less than the mask.
         if (owners == 1) {
             fold.template rows_of<true>(st, 0, n, [&](std::int64_t i) {
                 const std::int64_t k = id_of(i);
@@ -620,11 +627,8 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
             });
             return;
         }
-        fold.template rows_of<true>(st, 0, n, [&](std::int64_t i) {
-            const std::int64_t k = id_of(i);
-            const std::int64_t mine = -static_cast<std::int64_t>(static_cast<std::uint64_t>(k - lo) < static_cast<std::uint64_t>(own));
-            return (k & mine) | ((spare + (i & spare_mask)) & ~mine);
-        });
+        fold.template rows_of<true>(st, 0, n,
+                                    [&](std::int64_t i) { return owned_or(id_of(i), lo, own, spare + (i & spare_mask)); });
     });
     if (direct) return;
     parallel_chunks(p, M, std::int64_t(1) << 12, [&](std::int64_t lo, std::int64_t hi) {
