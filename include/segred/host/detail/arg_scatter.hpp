@@ -59,26 +59,50 @@ inline bool matches(const C& v, const C& b) {
 // f[k] = the first row i in [a, b) of slot k = slot_of(i) whose value
 // matches best[k], for each k whose f[k] is still no_row. Rows of no slot
 // here (other owners' ids, dropped rows) have slot -1, whose sieve value
-// (sieve[-1]) only the top and NaN pass, and never record. Rows go 8 at a
-// time through may_match with no branch; only a group where one passes is
-// checked row by row (2-core AMD EPYC VM, 2^24 rows into 16384 float maxima:
-// 12.0 ms for the pass, against 21.1 with a test and two branches a row).
-template <bool Max, class C, class T, class SlotOf>
+// (sieve[-1]) only the top and NaN pass, and never record. Each row takes
+// one compare against its sieve value (may_match), and only the rows that
+// pass are checked exactly. With Grouped, rows go 8 at a time through the
+// compare with no branch, and only a group where one passes is checked row
+// by row: where a segment has many rows, so that few groups hold a match.
+// 2-core AMD EPYC VM, 2^24 rows into 16384 float maxima: 12.0 ms for the
+// pass grouped, 13.3 a row at a time, 21.1 with the exact test and its two
+// branches on every row; into 2^18 and 2^19 maxima (a match in about one
+// group of 8 in 5) a row at a time was 1.1x faster than grouped.
+template <bool Grouped, bool Max, class C, class T, class SlotOf>
 void first_matches_in(const T* x, std::int64_t stride, std::int64_t a, std::int64_t b, const C* best,
                       const C* sieve, const SlotOf& slot_of, std::int64_t* f) {
     auto value = [&](std::int64_t i) { return detail::convert<C>(x[i * stride]); };
+    // The sieve first: most rows of a group that passes do not, and their
+    // sieve values are in cache, where f and best may not be.
     auto record = [&](std::int64_t i, std::int64_t k) {
-        if (k >= 0 && f[k] == detail::no_row && matches(value(i), best[k])) f[k] = i;
+        const C v = value(i);
+        if (k >= 0 && may_match<Max>(v, sieve[k]) && matches(v, best[k]) && f[k] == detail::no_row) f[k] = i;
     };
-    constexpr int group = 8;
     std::int64_t i = a;
-    for (; i + group <= b; i += group) {
-        unsigned any = 0;
-        for (int j = 0; j < group; ++j) any |= static_cast<unsigned>(may_match<Max>(value(i + j), sieve[slot_of(i + j)]));
-        if (SEGRED_HOST_UNLIKELY(any != 0))
-            for (int j = 0; j < group; ++j) record(i + j, slot_of(i + j));
+    if constexpr (Grouped) {
+        constexpr int group = 8;
+        for (; i + group <= b; i += group) {
+            unsigned any = 0;
+            for (int j = 0; j < group; ++j)
+                any |= static_cast<unsigned>(may_match<Max>(value(i + j), sieve[slot_of(i + j)]));
+            if (SEGRED_HOST_UNLIKELY(any != 0))
+                for (int j = 0; j < group; ++j) record(i + j, slot_of(i + j));
+        }
     }
     for (; i < b; ++i) record(i, slot_of(i));
+}
+
+// Rows a segment, on average, from which first_matches_in groups its rows.
+constexpr std::int64_t grouped_match_rows = 64;
+
+// first_matches_in, grouped or not by rows a segment (n rows, M segments).
+template <bool Max, class C, class T, class SlotOf>
+void first_matches(std::int64_t n, std::int64_t M, const T* x, std::int64_t stride, std::int64_t a, std::int64_t b,
+                   const C* best, const C* sieve, const SlotOf& slot_of, std::int64_t* f) {
+    if (n >= grouped_match_rows * M)
+        first_matches_in<true, Max>(x, stride, a, b, best, sieve, slot_of, f);
+    else
+        first_matches_in<false, Max>(x, stride, a, b, best, sieve, slot_of, f);
 }
 
 // first[k] = the first row i in [0, n) with id_of(i) == k whose value
@@ -111,7 +135,7 @@ void first_matching_rows(const host_policy& p, rows_view<const T> values, std::i
             std::int64_t* f = t == 0 ? first : own.data() + (t - 1) * M;
             std::fill(f, f + M, detail::no_row);
             // A row's slot is its id: in [0, M), or -1 where dropped.
-            first_matches_in<Max>(x, stride, n * t / chunks, n * (t + 1) / chunks, best, sieve, id_of, f);
+            first_matches<Max>(n, M, x, stride, n * t / chunks, n * (t + 1) / chunks, best, sieve, id_of, f);
         });
         if (chunks > 1)
             parallel_chunks(p, M, std::int64_t(1) << 14, [&](std::int64_t lo, std::int64_t hi) {
@@ -128,8 +152,8 @@ void first_matching_rows(const host_policy& p, rows_view<const T> values, std::i
     parallel_blocks(p, owners, [&](std::int64_t t) {
         const std::int64_t lo = range_lo(t), own = range_lo(t + 1) - lo;
         std::fill(first + lo, first + lo + own, detail::no_row);
-        first_matches_in<Max>(x, stride, 0, n, best, sieve,
-                              [&](std::int64_t i) { return owned_or(id_of(i), lo, own, -1); }, first);
+        first_matches<Max>(n, M, x, stride, 0, n, best, sieve,
+                           [&](std::int64_t i) { return owned_or(id_of(i), lo, own, -1); }, first);
     });
 }
 
