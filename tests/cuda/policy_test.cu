@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -325,6 +326,76 @@ TEST_F(CudaPolicy, BadInputThrowsAndWritesNothing) {
     segred::gather(segred::cuda::par, segred::rows(d_v.data(), 3), segred::rows(bad_ids.data(), 6),
                    segred::rows(d_g.data(), 6), segred::options{}.bounds(segred::bounds_policy::drop).fill(-2.0));
     EXPECT_EQ(mem.to_host(d_g), (std::vector<float>{1, 2, 3, -2, 2, 1}));
+}
+
+// Offsets of segments long enough to be streamed from the caller's offsets
+// in place (about 1000 rows each): under check, a decrease and an offset
+// past the last row throw before anything is written; under drop the same
+// offsets are clamped, and under unchecked valid ones give the check's
+// result. int32 and int64 offsets; values small integers, so float sums are
+// exact against the double loop.
+template <class I>
+void long_offsets_policies(segref::rng& g) {
+    SCOPED_TRACE(sizeof(I) == 4 ? "int32 offsets" : "int64 offsets");
+    const i64 n = 8000, M = 6;
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& x : v) x = static_cast<float>(segref::uniform_int(g, -8, 8));
+    auto d_v = mem.to_device(v);
+    const std::vector<float> before(static_cast<std::size_t>(M), 5.5f);
+    auto d_o = mem.to_device(before);
+    auto d_cnt = mem.to_device(std::vector<std::int64_t>(static_cast<std::size_t>(M), -3));
+    auto run = [&](const std::vector<I>& off, segred::bounds_policy b) {
+        auto d_off = mem.to_device(off);
+        segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data(), n), segred::offsets(d_off.data(), M),
+                               segred::rows(d_o.data(), M), segred::sum{},
+                               segred::options{}.bounds(b).counts(d_cnt.data()));
+    };
+    // The double loop over offsets clamped into [0, n] and made monotone.
+    auto expect_sums = [&](const std::vector<I>& off) {
+        std::vector<float> want(static_cast<std::size_t>(M));
+        std::vector<std::int64_t> counts(static_cast<std::size_t>(M));
+        i64 lo = std::min<i64>(std::max<i64>(off[0], 0), n);
+        for (i64 s = 0; s < M; ++s) {
+            const i64 hi = std::max(lo, std::min<i64>(std::max<i64>(off[static_cast<std::size_t>(s + 1)], 0), n));
+            double sum = 0;
+            for (i64 r = lo; r < hi; ++r) sum += v[static_cast<std::size_t>(r)];
+            want[static_cast<std::size_t>(s)] = static_cast<float>(sum);
+            counts[static_cast<std::size_t>(s)] = hi - lo;
+            lo = hi;
+        }
+        EXPECT_EQ(mem.to_host(d_o), want);
+        EXPECT_EQ(mem.to_host(d_cnt), counts);
+    };
+    const std::vector<I> bad = {0, 3000, 2500, 4000, 6000, 7000, 8000};
+    const std::vector<I> past = {3, 1000, 2000, 3000, 4000, 5000, 8001};
+    const std::pair<const std::vector<I>*, const char*> errors[] = {
+        {&bad, "offsets[2] = 2500 is less than offsets[1] = 3000"},
+        {&past, "offsets[6] = 8001 is past the last row (n = 8000)"}};
+    for (const auto& [off, needle] : errors) {
+        try {
+            run(*off, segred::bounds_policy::check);
+            ADD_FAILURE() << "no error for " << needle;
+        } catch (const segred::error& e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+        EXPECT_EQ(mem.to_host(d_o), before);
+        EXPECT_EQ(mem.to_host(d_cnt), std::vector<std::int64_t>(static_cast<std::size_t>(M), -3));
+    }
+    for (const std::vector<I>* off : {&bad, &past}) {
+        run(*off, segred::bounds_policy::drop);
+        expect_sums(*off);
+    }
+    const std::vector<I> good = {3, 1003, 1003, 4000, 5999, 7000, 7995};  // 3 rows before, 5 after
+    for (segred::bounds_policy b : {segred::bounds_policy::check, segred::bounds_policy::unchecked}) {
+        run(good, b);
+        expect_sums(good);
+    }
+}
+
+TEST_F(CudaPolicy, BadLongOffsetsThrowAndWriteNothing) {
+    SEGRED_SEEDED_RNG(g);
+    long_offsets_policies<std::int32_t>(g);
+    long_offsets_policies<std::int64_t>(g);
 }
 
 // Lengths whose sum passes 2^32 and wraps, in 32 bits, to exactly the row

@@ -256,6 +256,22 @@ void stream_reduce_as(const par_t& p, rows_view<const T> values, Keys keys, std:
     join_tiles<T, O, R, S>(p, chunks, out, r, opts, carry.get());
 }
 
+// Whether rows go as 16-byte vectors (streamed, chunked tiles): values of
+// 2, 4 or 8 bytes starting 16-byte aligned.
+template <class T>
+bool vectors_apply(const T* data) {
+    return chunk_capable<T> && (reinterpret_cast<std::uintptr_t>(data) & 15) == 0;
+}
+
+// Reduce n > 0 one-column rows over long segments of computed keys
+// (vectors_apply(values.data)): a mean as a sum divided by row counts.
+template <class T, class O, class R, class Keys>
+void stream_reduce(const par_t& p, rows_view<const T> values, Keys keys, std::int64_t M, rows_view<O> out,
+                   const R& r, const options& opts) {
+    if constexpr (chunk_capable<T>)
+        with_row_divided_mean(r, [&](const auto& rr) { stream_reduce_as(p, values, keys, M, out, rr, opts); });
+}
+
 // Computed keys (fixed segments, starts): streamed where segments average
 // min_streamed_rows rows or more (`avg_rows`: the fixed size, or n / M; the
 // thresholds above), else chunked tiles where they are long enough for them
@@ -268,9 +284,9 @@ void reduce_computed_keys(const par_t& p, rows_view<const T> values, Keys keys, 
                           const R& r, const options& opts, std::int64_t avg_rows, std::int64_t min_streamed_rows,
                           bool chunked_tiles) {
     if constexpr (chunk_capable<T>) {
-        if ((reinterpret_cast<std::uintptr_t>(values.data) & 15) == 0) {
+        if (vectors_apply(values.data)) {
             if (avg_rows >= min_streamed_rows) {
-                with_row_divided_mean(r, [&](const auto& rr) { stream_reduce_as(p, values, keys, M, out, rr, opts); });
+                stream_reduce(p, values, keys, M, out, r, opts);
                 return;
             }
             if (chunked_tiles) {
