@@ -57,6 +57,9 @@
 
 #include <benchmark/benchmark.h>
 #include <cub/device/device_scan.cuh>
+#ifndef SEGRED_GPU_BENCH_SHARED_ONLY
+#include <segred/cuda/temporary_pool.cuh>  // kept like the default pool (below)
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -837,6 +840,11 @@ inline void setup_device(const char* producer) {
     GB_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
     std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
     GB_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+#ifndef SEGRED_GPU_BENCH_SHARED_ONLY
+    // segred's temporaries come from its own pool (segred/cuda/temporary_pool.cuh),
+    // which keeps 256 MiB: keep all of it too, as the default pool above.
+    GB_CHECK(cudaMemPoolSetAttribute(segred::cuda::temporary_pool(dev), cudaMemPoolAttrReleaseThreshold, &keep));
+#endif
     int driver = 0, runtime = 0;
     GB_CHECK(cudaDriverGetVersion(&driver));
     GB_CHECK(cudaRuntimeGetVersion(&runtime));

@@ -26,3 +26,4 @@
 #include "cuda/segment_map.cuh"
 #include "cuda/segment_reduce.cuh"
 #include "cuda/segment_softmax.cuh"
+#include "cuda/temporary_pool.cuh"

@@ -461,7 +461,7 @@ TEST_F(CudaPolicy, CudaErrorsAreReportedOnce) {
                          segred::options{}.bounds(segred::bounds_policy::drop).fill(-1.0));
         ADD_FAILURE() << "no cuda_error";
     } catch (const segred::cuda_error& e) {
-        EXPECT_NE(std::string(e.what()).find("cudaMallocAsync"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("cudaMallocFromPoolAsync"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("cudaErrorMemoryAllocation"), std::string::npos) << e.what();
         EXPECT_EQ(e.code(), static_cast<int>(cudaErrorMemoryAllocation));
     }
@@ -505,6 +505,42 @@ TEST_F(CudaPolicy, StreamAndAllocatorHook) {
     EXPECT_EQ(pool.allocs.load(), pool.frees.load());
     EXPECT_EQ(pool.live.load(), 0);
     cudaStreamDestroy(stream);
+}
+
+// Without an allocator hook, temporaries come from segred's own pool on the
+// device, not the default one, and it keeps its memory across a
+// synchronization (temporary_pool.cuh): after a call that takes temporaries
+// (long segments streamed: a carry a chunk) and a device-wide
+// synchronization, the pool still holds memory, none of it in use.
+TEST_F(CudaPolicy, TemporaryPoolKeepsItsMemory) {
+    int device = 0;
+    ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+    const cudaMemPool_t pool = segred::cuda::temporary_pool();
+    EXPECT_EQ(pool, segred::cuda::temporary_pool(device));
+    cudaMemPool_t default_pool = nullptr;
+    ASSERT_EQ(cudaDeviceGetDefaultMemPool(&default_pool, device), cudaSuccess);
+    EXPECT_NE(pool, default_pool);
+    std::uint64_t keep = 0;
+    ASSERT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), cudaSuccess);
+    EXPECT_EQ(keep, segred::cuda::temporary_pool_keep_bytes);
+
+    const i64 n = 8000, M = 4;
+    auto d_v = mem.to_device(std::vector<float>(static_cast<std::size_t>(n), 1.0f));
+    auto d_off = mem.to_device(std::vector<std::int32_t>{0, 1000, 3000, 3000, 8000});
+    auto d_o = mem.to_device(std::vector<float>(static_cast<std::size_t>(M), -1.0f));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(cudaMemPoolTrimTo(pool, 0), cudaSuccess);
+    std::uint64_t reserved = 1, used = 1;
+    ASSERT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved), cudaSuccess);
+    EXPECT_EQ(reserved, 0u) << "trimmed";
+    segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data(), n), segred::offsets(d_off.data(), M),
+                           segred::rows(d_o.data(), M), segred::sum{});
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(mem.to_host(d_o), (std::vector<float>{1000, 2000, 0, 5000}));
+    ASSERT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved), cudaSuccess);
+    ASSERT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), cudaSuccess);
+    EXPECT_GT(reserved, 0u) << "the call's temporaries kept after a synchronization";
+    EXPECT_EQ(used, 0u) << "none in use once the call's work is done";
 }
 
 // drop and unchecked must not wait for the stream: with the stream held

@@ -16,7 +16,8 @@ namespace cuda {
 // PyTorch caching allocator or an RMM resource plugs in without segred
 // depending on either. Both calls are stream-ordered: memory handed out may
 // be used by work queued on `stream`, and is given back the same way. Left
-// null, segred uses cudaMallocAsync / cudaFreeAsync on the policy's stream.
+// null, segred uses cudaMallocFromPoolAsync from a pool of its own
+// (temporary_pool.cuh) / cudaFreeAsync on the policy's stream.
 struct allocator {
     void* (*allocate)(std::size_t bytes, cudaStream_t stream, void* context) = nullptr;
     void (*deallocate)(void* ptr, std::size_t bytes, cudaStream_t stream, void* context) = nullptr;

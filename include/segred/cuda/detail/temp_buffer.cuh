@@ -1,6 +1,7 @@
 // segred/cuda/detail/temp_buffer.cuh -- stream-ordered temporary storage
-// from the policy's allocator, released when the owner goes out of scope
-// (also when an exception unwinds), ordered after the work that used it.
+// from the policy's allocator (else segred's pool, temporary_pool.cuh),
+// released when the owner goes out of scope (also when an exception
+// unwinds), ordered after the work that used it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,6 +12,7 @@
 
 #include "../error.cuh"
 #include "../policy.cuh"
+#include "../temporary_pool.cuh"
 
 namespace segred {
 namespace cuda {
@@ -27,7 +29,7 @@ public:
                 throw cuda_error("segred: the allocator returned null for " + std::to_string(bytes) + " bytes",
                                  static_cast<int>(cudaErrorMemoryAllocation));
         } else {
-            SEGRED_CUDA_CHECK(cudaMallocAsync(&ptr_, bytes, p.stream));
+            SEGRED_CUDA_CHECK(cudaMallocFromPoolAsync(&ptr_, bytes, temporary_pool(), p.stream));
         }
     }
     raw_buffer(raw_buffer&& o) noexcept : policy_(o.policy_), ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; }
