@@ -12,7 +12,8 @@
 // rows with every 101st row dropped (inside runs, which it does not end),
 // a block in runs of 13 rows (too short: row order), dropped ids, a last
 // block whose rows are not a multiple of 4, and M = 1024 against 1025 and
-// 4096 (past the copies).
+// 4096 (past the copies). Sums with counts and means of float, whose
+// states carry their row count, fold alike.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -116,18 +117,28 @@ void check(segref::rng& g, i64 M) {
     for (int threads : {1, 2}) {
         SCOPED_TRACE(::testing::Message() << "threads " << threads);
         std::vector<T> got_sum(static_cast<std::size_t>(M), T(99)), got_mean(static_cast<std::size_t>(M), T(99));
+        std::vector<T> got_counted(static_cast<std::size_t>(M), T(99));
+        std::vector<i64> got_rows(static_cast<std::size_t>(M), -5);
         const auto pol = segred::host.threads(threads);
         segred::segment_reduce(pol, segred::rows(v.data(), n), segred::ids(ids.data(), M),
                                segred::rows(got_sum.data(), M), segred::sum{}, opts);
         segred::segment_reduce(pol, segred::rows(v.data(), n), segred::ids(ids.data(), M),
                                segred::rows(got_mean.data(), M), segred::mean{}, opts);
+        // A sum with counts (for float, its state holds the count) folds alike.
+        segred::options with_counts = opts;
+        with_counts.counts(got_rows.data());
+        segred::segment_reduce(pol, segred::rows(v.data(), n), segred::ids(ids.data(), M),
+                               segred::rows(got_counted.data(), M), segred::sum{}, with_counts);
+        EXPECT_EQ(got_rows, rows);
         int reported = 0;
         for (i64 s = 0; s < M && reported < 5; ++s) {
             const auto k = static_cast<std::size_t>(s);
             const T want_mean = rows[k] == 0 ? T(0) : want_sum[k] / static_cast<T>(rows[k]);
-            if (!same_bits_or_both_nan(got_sum[k], want_sum[k]) || !same_bits_or_both_nan(got_mean[k], want_mean)) {
+            if (!same_bits_or_both_nan(got_sum[k], want_sum[k]) || !same_bits_or_both_nan(got_mean[k], want_mean) ||
+                !same_bits_or_both_nan(got_counted[k], want_sum[k])) {
                 ADD_FAILURE() << "segment " << s << " of " << rows[k] << " rows: sum " << got_sum[k] << ", want "
-                              << want_sum[k] << "; mean " << got_mean[k] << ", want " << want_mean;
+                              << want_sum[k] << "; mean " << got_mean[k] << ", want " << want_mean
+                              << "; sum with counts " << got_counted[k];
                 ++reported;
             }
         }

@@ -8,6 +8,7 @@
 
 #include "../../core/reducers.hpp"
 #include "../../core/views.hpp"
+#include "counted_sum.hpp"
 #include "simd_arg_extremum.hpp"
 #include "simd_extremum.hpp"
 #include "simd_lane_sum.hpp"
@@ -106,7 +107,8 @@ struct row_fold {
     // Sums and means: a row's place in their fold changes only the
     // rounding, so a scatter may fold rows into interleaved copies of a
     // state (scatter.hpp), where extremes keep the first of equal values.
-    static constexpr bool adds = std::is_same<R, segred::sum>::value || std::is_same<R, segred::mean>::value;
+    static constexpr bool adds =
+        std::is_same<R, segred::sum>::value || std::is_same<R, segred::mean>::value || is_counted<R>::value;
     static constexpr bool masked_fold =
         (std::is_same<R, segred::sum>::value || std::is_same<R, segred::mean>::value) &&
         std::is_same<detail::accum_t<T>, T>::value && has_sse_lanes<T>;
