@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "launch.cuh"
 
@@ -69,6 +70,35 @@ __device__ void copy_column_stage(const T* x, std::int64_t n, std::int64_t first
             for (int i = 0; i < C::unit && r + i < n; ++i) to[i] = x[r + i];
         }
     }
+}
+
+// Stage elements [k0, k1) to f(value, k), k ascending. Two-byte values go
+// in pairs, one 4-byte shared load for two rows: slot(k) of an even k is
+// even (group and pad are), so a pair never straddles a padding slot and is
+// 4-byte aligned. A load, a slot and a loop step a row left the thread a
+// segment issue-bound on fp16 (32-row segments at 0.58 of a copy where fp32
+// ran at 0.84; docs/PERFORMANCE.md).
+template <class T, class F>
+__device__ __forceinline__ void fold_column_stage(const T* stage, int k0, int k1, F&& f) {
+    using C = column_stage<T>;
+    int k = k0;
+    if constexpr (sizeof(T) == 2) {
+        if ((k & 1) != 0 && k < k1) {
+            f(stage[C::slot(k)], k);
+            ++k;
+        }
+#pragma unroll 4
+        for (; k + 1 < k1; k += 2) {
+            const unsigned pair = *reinterpret_cast<const unsigned*>(stage + C::slot(k));
+            T lo, hi;
+            memcpy(&lo, &pair, sizeof lo);
+            memcpy(&hi, reinterpret_cast<const unsigned char*>(&pair) + sizeof lo, sizeof hi);
+            f(lo, k);
+            f(hi, k + 1);
+        }
+    }
+#pragma unroll 4
+    for (; k < k1; ++k) f(stage[C::slot(k)], k);
 }
 
 // A tile's rows [r0, r1), copied from row `first` where `staged`.

@@ -140,8 +140,7 @@ __device__ __forceinline__ void segment_columns_pass(rows_view<const T> values, 
             staged_here = tile_rows.staged && alone && b >= tile_rows.r0 && e <= tile_rows.r1;
             if (staged_here) {
                 const int k0 = static_cast<int>(b - tile_rows.first), k1 = static_cast<int>(e - tile_rows.first);
-#pragma unroll 4
-                for (int k = k0; k < k1; ++k) r.update(st[0], stage[column_stage<T>::slot(k)], tile_rows.first + k);
+                fold_column_stage(stage, k0, k1, [&](const T& x, int k) { r.update(st[0], x, tile_rows.first + k); });
             }
         }
         if (alone && !staged_here) {
