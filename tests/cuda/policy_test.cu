@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <thread>
 #include <utility>
@@ -326,6 +327,94 @@ TEST_F(CudaPolicy, BadInputThrowsAndWritesNothing) {
     segred::gather(segred::cuda::par, segred::rows(d_v.data(), 3), segred::rows(bad_ids.data(), 6),
                    segred::rows(d_g.data(), 6), segred::options{}.bounds(segred::bounds_policy::drop).fill(-2.0));
     EXPECT_EQ(mem.to_host(d_g), (std::vector<float>{1, 2, 3, -2, 2, 1}));
+}
+
+// A sum over segments described by `arr` (make(pointer) gives the
+// descriptor) on the host and on the GPU, six rows: the GPU's message is
+// the host backend's, word for word, and names `needle` (none: no error,
+// and the two outputs agree); after an error the GPU's out keeps its
+// contents.
+template <class I, class Make>
+void expect_host_message(const std::vector<I>& arr, i64 M, Make make, const char* needle) {
+    const i64 n = 6;
+    const std::vector<float> v{1, 2, 3, 4, 5, 6};
+    auto d_v = mem.to_device(v);
+    SCOPED_TRACE("M = " + std::to_string(M) + (needle ? std::string(", ") + needle : std::string()));
+    std::string host_message, cuda_message;
+    std::vector<float> host_out(static_cast<std::size_t>(M), 0.5f);
+    try {
+        segred::segment_reduce(segred::host, segred::rows(v.data(), n), make(arr.data()),
+                               segred::rows(host_out.data(), M), segred::sum{});
+    } catch (const segred::error& e) {
+        host_message = e.what();
+    }
+    const std::vector<float> before(static_cast<std::size_t>(M), 0.5f);
+    auto d_arr = mem.to_device(arr);
+    auto d_o = mem.to_device(before);
+    try {
+        segred::segment_reduce(segred::cuda::par, segred::rows(d_v.data(), n),
+                               make(static_cast<const I*>(d_arr.data())), segred::rows(d_o.data(), M),
+                               segred::sum{});
+    } catch (const segred::error& e) {
+        cuda_message = e.what();
+    }
+    EXPECT_EQ(cuda_message, host_message);
+    if (needle == nullptr) {
+        EXPECT_EQ(cuda_message, "");
+        EXPECT_EQ(mem.to_host(d_o), host_out);
+    } else {
+        EXPECT_NE(cuda_message.find(needle), std::string::npos) << cuda_message;
+        EXPECT_EQ(mem.to_host(d_o), before);
+    }
+}
+
+// The checks of offsets and of lengths read one verdict back for all their
+// rules (validate.cuh), then judge them in the host backend's order. Each
+// rule alone, several at once (a negative first offset before a decrease,
+// a decrease before an end past the rows, a negative length before a wrong
+// sum), no segments at all, int32 lengths whose sum passes INT32_MAX, and
+// the first of two bad places among 300000 (many blocks).
+template <class I>
+void offsets_and_lengths_verdicts() {
+    SCOPED_TRACE(sizeof(I) == 4 ? "int32" : "int64");
+    std::vector<I> many(300001, I(6));
+    std::fill(many.begin(), many.begin() + 100000, I(0));
+    many[200001] = 5;
+    many[250000] = 1;
+    const std::pair<std::vector<I>, const char*> offsets[] = {
+        {{-2, 3, 1, 9}, "offsets[0] = -2 is negative"},
+        {{0, 4, 2, 9}, "offsets[2] = 2 is less than offsets[1] = 4"},
+        {{0, 2, 4, 9}, "offsets[3] = 9 is past the last row (n = 6)"},
+        {{7}, "offsets[0] = 7 is past the last row (n = 6)"},
+        {{0, 2, 6}, nullptr},
+        {{6}, nullptr},
+        {many, "offsets[200001] = 5 is less than offsets[200000] = 6"}};
+    for (const auto& [off, needle] : offsets) {
+        const i64 M = static_cast<i64>(off.size()) - 1;
+        expect_host_message(off, M, [&](const I* p) { return segred::offsets(p, M); }, needle);
+    }
+    std::vector<I> many_lengths(300000, I(0));
+    many_lengths[7] = 6;
+    many_lengths[200001] = -1;
+    many_lengths[250000] = -3;
+    const I big = std::numeric_limits<std::int32_t>::max();
+    const std::pair<std::vector<I>, const char*> lengths[] = {
+        {{3, -1, 4}, "lengths[1] = -1 is negative"},
+        {{1, 2, 2}, "lengths sum to 5 but values have 6 rows"},
+        {{-1, 2}, "lengths[0] = -1 is negative"},
+        {{}, "lengths sum to 0 but values have 6 rows"},
+        {{big, big, 5}, "lengths sum to 4294967299 but values have 6 rows"},
+        {{0, 6, 0}, nullptr},
+        {many_lengths, "lengths[200001] = -1 is negative"}};
+    for (const auto& [len, needle] : lengths) {
+        const i64 M = static_cast<i64>(len.size());
+        expect_host_message(len, M, [&](const I* p) { return segred::lengths(p, M); }, needle);
+    }
+}
+
+TEST_F(CudaPolicy, OffsetsAndLengthsChecksNameWhatTheHostNames) {
+    offsets_and_lengths_verdicts<std::int32_t>();
+    offsets_and_lengths_verdicts<std::int64_t>();
 }
 
 // Offsets of segments long enough to be streamed from the caller's offsets

@@ -203,13 +203,13 @@ device_layout build_layout(const par_t& p, const char* fn, const offsets_desc<I>
 // int32 lengths into int32 starts take the one-pass scan of
 // lengths_scan.cuh (H200, 2^26 one-row segments: 1.36x CUB's scan below);
 // the others CUB's scan in 64-bit sums.
-// Under check, negative lengths and a sum other than n throw first (the
-// exact sum named); under drop, negative lengths count as 0 and starts past
-// n are clamped to it.
+// Under check, negative lengths and then a sum other than n throw (the exact
+// sum named), judged after the scan with one read back (validate.cuh: it
+// used to take two); under drop, negative lengths count as 0 and starts
+// past n are clamped to it.
 template <class J, class I>
 void scan_lengths(const par_t& p, const char* fn, const lengths_desc<I>& d, std::int64_t n, bounds_policy b, J* out) {
     static_assert(std::is_same<J, std::int64_t>::value || std::is_same<J, std::int32_t>::value, "int64 or int32");
-    if (b == bounds_policy::check) check_lengths_sign(p, fn, d);
     const std::int64_t count = d.M + 1;
     if constexpr (std::is_same<J, std::int32_t>::value && std::is_same<I, std::int32_t>::value) {
         // Saturated at INT32_MAX, or under drop at n (drop's clamp of the
@@ -235,7 +235,7 @@ void scan_lengths(const par_t& p, const char* fn, const lengths_desc<I>& d, std:
         }
     }
     if (b == bounds_policy::check) {
-        const std::int64_t total = static_cast<std::int64_t>(read_back(p, out + d.M));
+        const std::int64_t total = checked_lengths_sum(p, fn, d, out);
         if (total == n) return;
         if constexpr (std::is_same<J, std::int32_t>::value) {
             // The sum may be saturated: the 64-bit scan throws naming the

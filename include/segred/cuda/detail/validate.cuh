@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "../../core/checks.hpp"
@@ -18,8 +19,10 @@ namespace cuda {
 namespace detail {
 inline namespace SEGRED_ABI_NS {
 
+// The grid's smallest i in [0, n) with bad(i), into *first (set to ~0
+// before the launch).
 template <class Pred>
-SEGRED_KERNEL void first_bad_kernel(std::int64_t n, Pred bad, unsigned long long* first) {
+__device__ void find_first_bad(std::int64_t n, const Pred& bad, unsigned long long* first) {
     const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
     for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
         if (bad(i)) {
@@ -27,6 +30,11 @@ SEGRED_KERNEL void first_bad_kernel(std::int64_t n, Pred bad, unsigned long long
             return;  // this thread's later positions are larger
         }
     }
+}
+
+template <class Pred>
+SEGRED_KERNEL void first_bad_kernel(std::int64_t n, Pred bad, unsigned long long* first) {
+    find_first_bad(n, bad, first);
 }
 
 template <class I>
@@ -69,6 +77,34 @@ struct bad_subscript_row {
     __device__ bool operator()(std::int64_t i) const { return d.linear_index(i) < 0; }
 };
 
+// All that check_offsets needs to know, read back in one copy.
+struct offsets_verdict {
+    unsigned long long first_decrease;  // i with offsets[i + 1] < offsets[i], the smallest; ~0 if none
+    long long first, last;              // offsets[0] and offsets[M]
+};
+
+template <class I>
+SEGRED_KERNEL void offsets_verdict_kernel(const I* offsets, std::int64_t M, offsets_verdict* verdict) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        verdict->first = static_cast<long long>(offsets[0]);
+        verdict->last = static_cast<long long>(offsets[M]);
+    }
+    find_first_bad(M, next_decreases<I>{offsets}, &verdict->first_decrease);
+}
+
+// All that the check of lengths needs to know, read back in one copy.
+struct lengths_verdict {
+    unsigned long long first_negative;  // ~0 if none
+    long long total;                    // starts[M]: the lengths' sum
+};
+
+template <class I, class J>
+SEGRED_KERNEL void lengths_verdict_kernel(const I* lengths, std::int64_t M, const J* starts,
+                                          lengths_verdict* verdict) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) verdict->total = static_cast<long long>(starts[M]);
+    find_first_bad(M, is_negative<I>{lengths}, &verdict->first_negative);
+}
+
 } // namespace SEGRED_ABI_NS
 
 // Smallest i in [0, n) with bad(i), or -1.
@@ -94,22 +130,44 @@ void check_ids(const par_t& p, const char* fn, const char* arg, const I* ids, st
     if (bad >= 0) segred::detail::fail_out_of_range(fn, arg, bad, value_at(p, ids, bad), M);
 }
 
+// One kernel and one copy back (one wait for the stream) for the three
+// rules, judged on the host in the order the host backend checks them; the
+// values named in a message are read afterwards, on the way to the throw.
+// A copy back for each rule (three waits) cost small calls most of their
+// time (docs/PERFORMANCE.md).
 template <class I>
 void check_offsets(const par_t& p, const char* fn, const offsets_desc<I>& d, std::int64_t n) {
     if (d.ptr == nullptr) return;  // M == 0 and n == 0
-    const std::int64_t first = value_at(p, d.ptr, 0);
-    if (first < 0) segred::detail::fail_negative(fn, "offsets", 0, first);
-    const std::int64_t bad = first_bad(p, d.M, next_decreases<I>{d.ptr});
-    if (bad >= 0)
+    temp_buffer<offsets_verdict> verdict(p, 1);
+    SEGRED_CUDA_CHECK(cudaMemsetAsync(verdict.get(), 0xff, sizeof(offsets_verdict), p.stream));
+    offsets_verdict_kernel<<<std::max(grid_for(d.M), 1u), block_threads, 0, p.stream>>>(d.ptr, d.M, verdict.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    const offsets_verdict v = read_back(p, verdict.get());
+    if (v.first < 0) segred::detail::fail_negative(fn, "offsets", 0, v.first);
+    if (v.first_decrease != ~0ull) {
+        const std::int64_t bad = static_cast<std::int64_t>(v.first_decrease);
         segred::detail::fail_decreasing(fn, "offsets", bad + 1, value_at(p, d.ptr, bad + 1), value_at(p, d.ptr, bad));
-    const std::int64_t last = value_at(p, d.ptr, d.M);
-    if (last > n) segred::detail::fail_past_end(fn, d.M, last, n);
+    }
+    if (v.last > n) segred::detail::fail_past_end(fn, d.M, v.last, n);
 }
 
-template <class I>
-void check_lengths_sign(const par_t& p, const char* fn, const lengths_desc<I>& d) {
-    const std::int64_t bad = first_bad(p, d.M, is_negative<I>{d.ptr});
-    if (bad >= 0) segred::detail::fail_negative(fn, "lengths", bad, value_at(p, d.ptr, bad));
+// The check of lengths, after their scan into `starts` (which takes negative
+// lengths without harm: as 0, or in 64-bit sums): the first negative length
+// and the sum, read back at once. Returns the sum; throws on a negative
+// length.
+template <class I, class J>
+std::int64_t checked_lengths_sum(const par_t& p, const char* fn, const lengths_desc<I>& d, const J* starts) {
+    temp_buffer<lengths_verdict> verdict(p, 1);
+    SEGRED_CUDA_CHECK(cudaMemsetAsync(verdict.get(), 0xff, sizeof(lengths_verdict), p.stream));
+    lengths_verdict_kernel<<<std::max(grid_for(d.M), 1u), block_threads, 0, p.stream>>>(d.ptr, d.M, starts,
+                                                                                         verdict.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    const lengths_verdict v = read_back(p, verdict.get());
+    if (v.first_negative != ~0ull) {
+        const std::int64_t bad = static_cast<std::int64_t>(v.first_negative);
+        segred::detail::fail_negative(fn, "lengths", bad, value_at(p, d.ptr, bad));
+    }
+    return static_cast<std::int64_t>(v.total);
 }
 
 template <class I>
