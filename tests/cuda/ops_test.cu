@@ -501,7 +501,10 @@ TEST_F(CudaOps, HalfStreamedSegments) {
 // in ten of 0 to 3 (16 on average): a thread a segment folds its rows from
 // its block's stage in shared memory, copied and read in pairs of values,
 // three or four steps of 256 segments a tile. Segments start and end at odd
-// and even rows alike (a lone first or last row beside the pairs). The
+// and even rows alike (a lone first or last row beside the pairs). Two
+// giants (past 4096 rows: pieces of 4096 reduced by a warp in 16-byte
+// vectors, the rows before and after them alone), of 4097 rows (a last
+// piece of one row) and 9000. The
 // offsets start at row 3 and end at an odd row, the last one, so
 // the last pair is only half there (copied through registers). Values 0, 1
 // and 2 elements into their allocations: 1 is off the copies' 4-byte
@@ -510,6 +513,8 @@ template <class H>
 void staged_half_case(segref::rng& g) {
     std::vector<i64> len(20000);
     for (i64& l : len) l = segref::coin(g, 0.1) ? segref::uniform_int(g, 0, 3) : segref::uniform_int(g, 6, 30);
+    len[5001] = 4097;
+    len[12002] = 9000;
     if (segref::total(len) % 2 != 0) ++len.back();  // with the 3 rows before: an odd end
     const i64 M = static_cast<i64>(len.size());
     const std::vector<std::int32_t> off = segref::offsets_from_lengths<std::int32_t>(len, 3);
