@@ -72,6 +72,29 @@ void sum_argmax_and_mean(segref::rng& g, const segtest::seg_input<I>& s, segtest
     segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::mean{}, op::mean, 0, c, s, v, g, mem);
 }
 
+// Argmax over values with many ties, and argmin over the same with a NaN
+// in about one row in a thousand (floats), on the segments s of one column:
+// one column's long segments and giant pieces fold each 16-byte vector as
+// a tree of (value, row) states before its lane's state, and the lanes of
+// a warp combine by a tree, so a tie must still go to the segment's lowest
+// row, and its first NaN must win from any lane or place in a vector.
+template <form F, class T, class I>
+void tied_and_nan_args(segref::rng& g, const segtest::seg_input<I>& s, segtest::trial_config c) {
+    c.width = 1;
+    c.out_width = 1;
+    c.nan = false;
+    c.fill_mode = segref::fill::zero;
+    std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::ties);
+    const segtest::device_memory mem;
+    segtest::check_reduce<F, T, I, std::int64_t>(segred::cuda::par, segred::argmax{}, segref::op::argmax, 0, c, s, v,
+                                                 g, mem);
+    if constexpr (std::is_floating_point<T>::value)
+        for (T& x : v)
+            if (segref::coin(g, 0.001)) x = std::numeric_limits<T>::quiet_NaN();
+    segtest::check_reduce<F, T, I, std::int64_t>(segred::cuda::par, segred::argmin{}, segref::op::argmin, 0, c, s, v,
+                                                 g, mem);
+}
+
 // A sum accumulated into `out`, with counts: where a sum's state is a value
 // (float, double, int64), sorted ids' runs closed inside a thread are
 // parked in the stage and written after the fold, through the full write
@@ -659,6 +682,7 @@ void streamed_case(segref::rng& g, const segtest::seg_input<I>& s, bool shifted)
     }
     segtest::check_reduce<F, T, I, std::int64_t>(segred::cuda::par, segred::count{}, segref::op::count, 0, c, s, v,
                                                  g, mem);
+    tied_and_nan_args<F, T>(g, s, c);
 }
 
 template <form F, class T, class I>
@@ -895,6 +919,7 @@ void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifte
             for (T& x : with_nan)
                 if (segref::coin(g, 0.05)) x = std::numeric_limits<T>::quiet_NaN();
         segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::max{}, op::max, 0, dropped, s, with_nan, g, mem);
+        tied_and_nan_args<F, T>(g, s, c);
     }
 }
 

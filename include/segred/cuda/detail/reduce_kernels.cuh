@@ -276,39 +276,88 @@ __device__ void warp_reduce_range(const rows_view<const T>& values, const std::i
     warp_reduce_columns<T>(values, perm, k0, k1, F, r, lanes, emit);
 }
 
+// The 32 lanes' states combined into lane 0's by a fixed tree (lane l takes
+// lane l + 16, then l + 8, ...): shuffles where the state is trivially
+// copyable, else through this warp's 32 states of shared memory. Returns
+// the combined state in lane 0 (other lanes: partial states).
+template <class R, class S>
+__device__ S warp_combine(const R& r, S st, S* lanes) {
+    const int lane = threadIdx.x % 32;
+    if constexpr (std::is_trivially_copyable<S>::value) {
+        for (int half = 16; half >= 1; half /= 2) {
+            const S other = shuffle_down(st, half);
+            if (lane < half) r.combine(st, other);
+        }
+        return st;
+    } else {
+        lanes[lane] = st;
+        __syncwarp();
+        for (int half = 16; half >= 1; half /= 2) {
+            if (lane < half) r.combine(lanes[lane], lanes[lane + half]);
+            __syncwarp();
+        }
+        st = lanes[lane];
+        __syncwarp();
+        return st;
+    }
+}
+
+// This lane's share of one column's contiguous rows [b, e), folded into st:
+// the rows before the first 16-byte boundary and after the last (fewer
+// than V each) a lane each, the vectors between a lane each in turn, four
+// in flight. lead: elements from the 16-byte boundary at or before data to
+// data (0 for aligned values).
+template <class T, class R, class S>
+__device__ void fold_span(const T* data, std::int64_t b, std::int64_t e, const R& r, S& st, int lane, int lead = 0) {
+    constexpr int V = vector_elems<T>;
+    constexpr std::int64_t step = 32 * V;
+    const std::int64_t vb0 = (b + lead + V - 1) / V * V - lead, vb = vb0 < e ? vb0 : e;
+    const std::int64_t ve0 = (e + lead) / V * V - lead, ve = ve0 > vb ? ve0 : vb;
+    if (b + lane < vb) r.update(st, data[b + lane], b + lane);
+    if (ve + lane < e) r.update(st, data[ve + lane], ve + lane);
+    std::int64_t i = vb + lane * V;
+    constexpr int ahead = 4;
+    for (; i + (ahead - 1) * step < ve; i += ahead * step) {
+        row_vector<V, T> x[ahead];
+#pragma unroll
+        for (int u = 0; u < ahead; ++u) x[u] = load_row_vector<V>(data + i + u * step);
+#pragma unroll
+        for (int u = 0; u < ahead; ++u)
+#pragma unroll
+            for (int k = 0; k < V; ++k) r.update(st, x[u].e[k], i + u * step + k);
+    }
+    for (; i < ve; i += step) {
+        const row_vector<V, T> x = load_row_vector<V>(data + i);
+#pragma unroll
+        for (int k = 0; k < V; ++k) r.update(st, x.e[k], i + k);
+    }
+}
+
 // One column's contiguous rows [k0, k1) (values one column wide, no
-// permutation), reduced by the whole warp in 16-byte vectors: the aligned
-// middle viewed as rows of V elements for warp_reduce_vectors, whose V
-// column states lane 0 folds in order after the rows before the first
-// 16-byte boundary, and before the rows after the last. emit(0, state) once,
-// by lane 0. Not for the arg forms (warp_reduce_vectors gives them
-// vector-row numbers). The pieces of a giant segment of one column read a
-// value a lane a step before (warp_reduce_columns): the piece pass over the
-// rows left to the last segment of offsets uniform in 0..64 rows took 19 us
-// for floats and 56 us for fp16, after 135 and 119 us for the pass over the
-// other 2^26 rows (H100, ncu).
+// permutation), reduced by the whole warp in 16-byte vectors (fold_span),
+// the lanes then combined by warp_combine's fixed tree. emit(0, state)
+// once, by lane 0. Every reducer: the arg forms' (value, row) states get
+// their rows' numbers. A value a lane a step (warp_reduce_columns) took the
+// pieces of a giant segment of fp16 at 56 us against 19 for floats (the
+// rows left to the last segment of offsets uniform in 0..64 rows, H100,
+// ncu). One state a lane, folded across its vectors, and a five-level tree
+// once, where V states a lane took it V times.
 template <class T, class R, class S, class Emit>
 __device__ void warp_reduce_contiguous(const T* data, std::int64_t k0, std::int64_t k1, const R& r, S* lanes,
                                        Emit&& emit) {
-    constexpr int V = vector_elems<T>;
-    static_assert(V > 1 && !R::has_arg, "16-byte vectors of a reducer without an arg");
+    static_assert(vector_elems<T> > 1, "16-byte vectors of more than one element");
     const int lane = threadIdx.x % 32;
-    const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(data + k0);
-    const std::int64_t to_boundary = static_cast<std::int64_t>((16 - first % 16) % 16 / sizeof(T));
-    const std::int64_t a0 = k0 + (to_boundary < k1 - k0 ? to_boundary : k1 - k0);
-    const std::int64_t vectors = (k1 - a0) / V, a1 = a0 + vectors * V;
+    const int lead = static_cast<int>(reinterpret_cast<std::uintptr_t>(data) % 16 / sizeof(T));
     S st = r.template init<T>();
-    if (lane == 0)
-        for (std::int64_t k = k0; k < a0; ++k) r.update(st, data[k], k);
-    if (vectors > 0) {
-        const rows_view<const T> middle{data + a0, vectors, V};
-        warp_reduce_vectors<V>(middle, nullptr, 0, vectors, V, r, lanes,
-                               [&](std::int64_t, const S& x) { r.combine(st, x); });
-    }
-    if (lane == 0) {
-        for (std::int64_t k = a1; k < k1; ++k) r.update(st, data[k], k);
-        emit(0, st);
-    }
+    fold_span(data, k0, k1, r, st, lane, lead);
+    st = warp_combine(r, st, lanes);
+    if (lane == 0) emit(0, st);
+}
+
+// Whether warp_reduce_contiguous applies: one column of contiguous rows.
+template <class T>
+__device__ bool one_contiguous_column(const rows_view<const T>& values, const std::int64_t* perm, std::int64_t F) {
+    return vector_elems<T> > 1 && F == 1 && values.width == 1 && perm == nullptr;
 }
 
 // f called with the reducer the kernels run for r where every writer knows
@@ -352,8 +401,14 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
             if (lane == 0) list_giant(giant_list, giant_count, s, b, e);
             continue;
         }
-        warp_reduce_range<T>(values, perm, b, e, out.width, r, lanes[warp],
-                             [&](std::int64_t f, const S& st) { write_segment<T>(r, opts, out, s, f, st, e - b); });
+        const auto write = [&](std::int64_t f, const S& st) { write_segment<T>(r, opts, out, s, f, st, e - b); };
+        if constexpr (vector_elems<T> > 1) {
+            if (one_contiguous_column(values, perm, out.width)) {
+                warp_reduce_contiguous(values.data, b, e, r, lanes[warp], write);
+                continue;
+            }
+        }
+        warp_reduce_range<T>(values, perm, b, e, out.width, r, lanes[warp], write);
     }
 }
 
@@ -400,8 +455,8 @@ SEGRED_KERNEL void __launch_bounds__(block_threads)
         const std::int64_t k0 = giant_list[i].begin + (q - piece_offset[i]) * P;
         const std::int64_t k1 = k0 + P < seg_end ? k0 + P : seg_end;
         auto to_partial = [&](std::int64_t f, const S& st) { partial[q * F + f] = st; };
-        if constexpr (!R::has_arg && vector_elems<T> > 1) {
-            if (F == 1 && values.width == 1 && perm == nullptr) {
+        if constexpr (vector_elems<T> > 1) {
+            if (one_contiguous_column(values, perm, F)) {
                 warp_reduce_contiguous(values.data, k0, k1, r, lanes[warp], to_partial);
                 continue;
             }

@@ -63,35 +63,6 @@ constexpr std::int64_t stream_chunk_rows = stream_chunk_bytes / static_cast<std:
 
 inline namespace SEGRED_ABI_NS {
 
-// This lane's share of rows [b, e), folded into st: the rows before the
-// first 16-byte boundary and after the last a lane each, the vectors between
-// a lane each in turn, four in flight.
-template <class T, class R, class S>
-__device__ void fold_span(const T* data, std::int64_t b, std::int64_t e, const R& r, S& st, int lane) {
-    constexpr int V = vector_elems<T>;
-    constexpr std::int64_t step = 32 * V;
-    const std::int64_t vb0 = (b + V - 1) / V * V, vb = vb0 < e ? vb0 : e;
-    const std::int64_t ve0 = e / V * V, ve = ve0 > vb ? ve0 : vb;
-    if (b + lane < vb) r.update(st, data[b + lane], b + lane);
-    if (ve + lane < e) r.update(st, data[ve + lane], ve + lane);
-    std::int64_t i = vb + lane * V;
-    constexpr int ahead = 4;
-    for (; i + (ahead - 1) * step < ve; i += ahead * step) {
-        row_vector<V, T> x[ahead];
-#pragma unroll
-        for (int u = 0; u < ahead; ++u) x[u] = load_row_vector<V>(data + i + u * step);
-#pragma unroll
-        for (int u = 0; u < ahead; ++u)
-#pragma unroll
-            for (int k = 0; k < V; ++k) r.update(st, x[u].e[k], i + u * step + k);
-    }
-    for (; i < ve; i += step) {
-        const row_vector<V, T> x = load_row_vector<V>(data + i);
-#pragma unroll
-        for (int k = 0; k < V; ++k) r.update(st, x.e[k], i + k);
-    }
-}
-
 // Starts: for each segment s of [-1, M] (-1 the rows before starts[0], M
 // those from starts[M]), a lane: the keys of the chunk edges among its rows
 // into edge_keys (2c: the key of chunk c's first row, 2c + 1 of its last),
