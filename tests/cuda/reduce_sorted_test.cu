@@ -74,10 +74,11 @@ void sum_argmax_and_mean(segref::rng& g, const segtest::seg_input<I>& s, segtest
 
 // Argmax over values with many ties, and argmin over the same with a NaN
 // in about one row in a thousand (floats), on the segments s of one column:
-// one column's long segments and giant pieces fold each 16-byte vector as
-// a tree of (value, row) states before its lane's state, and the lanes of
-// a warp combine by a tree, so a tie must still go to the segment's lowest
-// row, and its first NaN must win from any lane or place in a vector.
+// one column's streamed segments and giant pieces fold each lane's 16-byte
+// vectors, and the rows before and after them, into one (value, row) state
+// a lane, and the lanes of a warp combine by a tree, so a tie must still go
+// to the segment's lowest row, and its first NaN must win from any lane or
+// place in a vector.
 template <form F, class T, class I>
 void tied_and_nan_args(segref::rng& g, const segtest::seg_input<I>& s, segtest::trial_config c) {
     c.width = 1;
