@@ -4,9 +4,14 @@
 // are constructed and destroyed exactly once. Then sums and means through
 // the public API whose temporaries pass 8 MiB (partitioned entries, exact
 // counts, the counting sort's permutation), against a double-precision
-// loop, at 1 and 2 threads.
+// loop, at 1 and 2 threads, from kept blocks that earlier users filled
+// with garbage. Large blocks are kept between calls up to a limit
+// (host/kept_temporaries.hpp): handed out again for requests of half their
+// size or more, the oldest freed first, never more than the limit held.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -28,6 +33,25 @@ struct counted {
     ~counted() { --live; }
 };
 int counted::live = 0;
+
+constexpr std::size_t MiB = std::size_t(1) << 20;
+
+// Sets the keep limit for one test, with nothing kept at its start, and
+// restores the limit (freeing what the test kept) at its end.
+struct keep_limit_for_test {
+    std::size_t before;
+    explicit keep_limit_for_test(std::size_t bytes) : before(segred::set_host_temporary_keep_bytes(bytes)) {
+        segred::release_host_temporaries();
+    }
+    ~keep_limit_for_test() {
+        segred::release_host_temporaries();
+        segred::set_host_temporary_keep_bytes(before);
+    }
+};
+
+hd::big_array<unsigned char> bytes_array(std::size_t bytes) {
+    return hd::make_big_array<unsigned char>(static_cast<i64>(bytes));
+}
 
 TEST(BigBuffer, LargeArraysStartOnHugePagesAndHoldTheirValues) {
     const i64 n = (i64(8) << 20) / 8 + 3;  // just past 8 MiB of int64
@@ -68,6 +92,110 @@ TEST(BigBuffer, NonTrivialElementsAreConstructedAndDestroyedOnce) {
     }
 }
 
+TEST(BigBuffer, LargeBlocksAreKeptAndHandedOutAgain) {
+    keep_limit_for_test keep(64 * MiB);
+    EXPECT_EQ(segred::host_temporary_keep_bytes(), 64 * MiB);
+    EXPECT_EQ(segred::host_temporaries_kept_bytes(), 0u);
+    unsigned char* first = nullptr;
+    {
+        hd::big_array<unsigned char> a = bytes_array(9 * MiB);  // a block of 10 MiB: whole 2 MiB pages
+        first = a.get();
+    }
+    EXPECT_EQ(segred::host_temporaries_kept_bytes(), 10 * MiB);
+    {
+        hd::big_array<unsigned char> small = bytes_array(MiB);  // from malloc: the kept block stays
+        EXPECT_NE(small.get(), first);
+        EXPECT_EQ(segred::host_temporaries_kept_bytes(), 10 * MiB);
+        hd::big_array<unsigned char> larger = bytes_array(11 * MiB);  // past the kept block: a fresh one
+        EXPECT_NE(larger.get(), first);
+        EXPECT_EQ(segred::host_temporaries_kept_bytes(), 10 * MiB);
+        hd::big_array<unsigned char> again = bytes_array(9 * MiB + 5);
+        EXPECT_EQ(again.get(), first);
+        EXPECT_EQ(segred::host_temporaries_kept_bytes(), 0u);
+    }
+    // Back: the 10 MiB block and the 12 MiB one (the 1 MiB one to malloc).
+    EXPECT_EQ(segred::host_temporaries_kept_bytes(), 22 * MiB);
+    {
+        // Both kept blocks may serve 8 MiB (neither is more than twice it):
+        // the smaller goes first.
+        hd::big_array<unsigned char> a = bytes_array(5 * MiB + 1);  // under 8 MiB: malloc
+        hd::big_array<unsigned char> b = bytes_array(8 * MiB);
+        EXPECT_EQ(b.get(), first);
+        hd::big_array<unsigned char> c = bytes_array(8 * MiB);
+        EXPECT_NE(c.get(), nullptr);
+        EXPECT_EQ(segred::host_temporaries_kept_bytes(), 0u);
+    }
+    EXPECT_EQ(segred::release_host_temporaries(), 22 * MiB);
+    EXPECT_EQ(segred::host_temporaries_kept_bytes(), 0u);
+    { hd::big_array<unsigned char> a = bytes_array(20 * MiB); }
+    {
+        hd::big_array<unsigned char> b = bytes_array(8 * MiB);  // 20 MiB is more than twice 8: a fresh block
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.get()) % hd::huge_page_bytes, 0u);
+        EXPECT_EQ(segred::host_temporaries_kept_bytes(), 20 * MiB);
+    }
+    EXPECT_EQ(segred::host_temporaries_kept_bytes(), 28 * MiB);
+}
+
+TEST(BigBuffer, KeptBytesStayWithinTheLimitOldestFreedFirst) {
+    keep_limit_for_test keep(24 * MiB);
+    unsigned char* oldest = nullptr;
+    unsigned char* newest = nullptr;
+    {
+        hd::big_array<unsigned char> a = bytes_array(10 * MiB);
+        hd::big_array<unsigned char> b = bytes_array(10 * MiB);
+        hd::big_array<unsigned char> c = bytes_array(10 * MiB);
+        oldest = c.get();  // destroyed first (c, b, a): kept longest
+        newest = a.get();
+        EXPECT_EQ(segred::host_temporaries_kept_bytes(), 0u);
+    }
+    // c and b kept (20 MiB); a's return would pass 24 MiB, so c went first.
+    EXPECT_EQ(segred::host_temporaries_kept_bytes(), 20 * MiB);
+    {
+        hd::big_array<unsigned char> x = bytes_array(10 * MiB);
+        hd::big_array<unsigned char> y = bytes_array(10 * MiB);
+        EXPECT_NE(x.get(), oldest);
+        EXPECT_NE(y.get(), oldest);
+        EXPECT_TRUE(x.get() == newest || y.get() == newest);
+        hd::big_array<unsigned char> huge = bytes_array(30 * MiB);  // larger than the limit: never kept
+    }
+    EXPECT_EQ(segred::host_temporaries_kept_bytes(), 20 * MiB);
+    EXPECT_EQ(segred::set_host_temporary_keep_bytes(12 * MiB), 24 * MiB);  // frees down to the new limit
+    EXPECT_EQ(segred::host_temporaries_kept_bytes(), 10 * MiB);
+    EXPECT_EQ(segred::set_host_temporary_keep_bytes(0), 12 * MiB);
+    EXPECT_EQ(segred::host_temporaries_kept_bytes(), 0u);
+    { hd::big_array<unsigned char> a = bytes_array(10 * MiB); }
+    EXPECT_EQ(segred::host_temporaries_kept_bytes(), 0u) << "a limit of 0 keeps nothing";
+}
+
+// Threads taking and returning blocks at once: no block is handed to two
+// holders (each writes its own pattern over its whole block and finds it
+// intact), and the kept bytes end within the limit.
+TEST(BigBuffer, KeptBlocksAreHandedToOneHolderAtATime) {
+    keep_limit_for_test keep(96 * MiB);
+    constexpr int threads = 4, rounds = 12;
+    std::vector<int> bad(threads, 0);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([t, &bad] {
+            for (int r = 0; r < rounds; ++r) {
+                const i64 n = (i64(8) << 20) / 8 + (t * rounds + r) % 5 * 100000;  // 8 to 11 MiB of int64
+                hd::big_array<std::int64_t> a = hd::make_big_array<std::int64_t>(n);
+                const std::int64_t mark = (std::int64_t(t) << 40) + (std::int64_t(r) << 32);
+                for (i64 i = 0; i < n; ++i) a[static_cast<std::size_t>(i)] = mark + i;
+                std::this_thread::yield();
+                for (i64 i = 0; i < n; ++i)
+                    if (a[static_cast<std::size_t>(i)] != mark + i) {
+                        ++bad[static_cast<std::size_t>(t)];
+                        break;
+                    }
+            }
+        });
+    for (std::thread& th : pool) th.join();
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(bad[static_cast<std::size_t>(t)], 0) << "thread " << t;
+    EXPECT_LE(segred::host_temporaries_kept_bytes(), 96 * MiB);
+    EXPECT_GT(segred::host_temporaries_kept_bytes(), 0u);
+}
+
 // n rows over M uniform ids: M past 2^20 makes the exact counts of a mean
 // (8 bytes a segment) pass 8 MiB, and 2^21 rows make the partitioned
 // scatter's entries (2 threads) and the sorted layout of argmax pass it.
@@ -90,6 +218,19 @@ TEST(BigBuffer, ReductionsWithLargeTemporariesMatchTheReference) {
             first[k] = i;
         }
     }
+    // Kept blocks of every size these calls take (8 to 48 MiB), filled
+    // with 0xff bytes (NaN floats, -1 integers): each temporary must be
+    // written before it is read.
+    keep_limit_for_test keep(512 * MiB);
+    {
+        std::vector<hd::big_array<unsigned char>> dirty;
+        for (std::size_t mib = 8; mib <= 48; mib += 2) {
+            dirty.push_back(bytes_array(mib * MiB));
+            std::memset(dirty.back().get(), 0xff, mib * MiB);
+        }
+        for (std::size_t k = dirty.size(); k-- > 0;) dirty[k].reset();  // largest first: the smallest stay kept
+    }
+    ASSERT_GT(segred::host_temporaries_kept_bytes(), 256 * MiB);
     for (int threads : {1, 2}) {
         SCOPED_TRACE(std::to_string(threads) + " threads");
         const auto pol = segred::host.threads(threads);

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -215,6 +216,15 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
         const std::int64_t stride = folder.values.width;
         const bool one_column = width == 1;
         entry* const out = entries.get();
+        // The block's region is cleared before its entries land in it:
+        // memset (rep stosb) claims each line in cache without reading it,
+        // where the scattered stores below would each first read their line
+        // from memory. A fresh page comes zeroed by the kernel, and in cache,
+        // but the entries' blocks are kept between calls (big_buffer.hpp);
+        // without the clearing a kept block ran 2^24 rows into 2^22 fp32
+        // sums at 0.81x of fresh pages (one thread, 2-core AMD EPYC VM),
+        // fp64 at 0.63x, and with it 1.11x and 1.17x.
+        std::memset(static_cast<void*>(out + lo), 0, static_cast<std::size_t>(hi - lo) * sizeof(entry));
         for (i = lo; i < hi; ++i) {
             const std::int64_t k = id_of(i);
             if (k < 0) continue;
