@@ -7,6 +7,7 @@
 // crowded into the first and last ones (most blocks' groups empty), or
 // skipped for whole blocks.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -28,14 +29,16 @@ enum class spread { every_partition, ends_only, skipped_blocks };
 // n rows over M ids, M past 31 partitions of 2^17 fp32 sums (fp64 sums
 // and (value, row) states take 2^16 and 2^15 ids a partition, so more of
 // them), ids 0 and M-1 present, 0.1% of ids out of range and dropped. The
-// blocks are 1 MiB of entries (131072 fp32 rows; 65536 with the row or for
-// fp64; 43690 for fp64 with the row), so n = 300000 makes 3 to 7 blocks, the
-// last one short.
+// blocks are 1 MiB of entries (131072 fp32 rows, and fp32 argmax, whose
+// entries pack the row within its block beside the id; 65536 for fp64;
+// 43690 for fp64 argmax, with a 64-bit row), so n = 300000 makes 3 to 7
+// blocks, the last one short.
 // ends_only: ids only in the first and last 1000 ids of [0, M), so every
-// other partition is empty in every block; skipped_blocks: rows 131072 to
-// 262143 all out of range (a block, or more, that writes nothing). A
-// partitioned sum adds each segment's rows in row order from +0, so it has
-// the bits of the sequential loop in T.
+// other partition is empty in every block, and values in quarters, so
+// argmax picks the first of several tied rows, from any block;
+// skipped_blocks: rows 131072 to 262143 all out of range (a block, or
+// more, that writes nothing). A partitioned sum adds each segment's rows in
+// row order from +0, so it has the bits of the sequential loop in T.
 template <class T>
 void check_partitioned_one_column(segref::rng& g, spread how) {
     const i64 n = 300000, M = 31 * (i64(1) << 17) + 12345;
@@ -51,6 +54,8 @@ void check_partitioned_one_column(segref::rng& g, spread how) {
         for (i64 i = 131072; i < 262144; ++i) ids[static_cast<std::size_t>(i)] = i % 2 ? -1 : static_cast<std::int32_t>(M);
     std::vector<T> v(static_cast<std::size_t>(n));
     for (auto& x : v) x = static_cast<T>(segref::uniform_real(g, -2, 2));
+    if (how == spread::ends_only)  // about 150 rows an id: values in quarters, so each id's maximum is tied
+        for (auto& x : v) x = static_cast<T>(std::floor(static_cast<double>(x) * 4) / 4);
     std::vector<T> sum(static_cast<std::size_t>(M), T(0));
     std::vector<double> exact(static_cast<std::size_t>(M), 0.0);
     std::vector<i64> rows(static_cast<std::size_t>(M), 0), first(static_cast<std::size_t>(M), -1);

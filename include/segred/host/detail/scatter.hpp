@@ -130,18 +130,47 @@ constexpr std::int64_t min_one_thread_parts = 32;  // see scatter_segments
 
 // An entry carries the row only where the fold needs it: for wide rows (it
 // reads the row's columns) and for reducers that record the winning row. A
-// one-column sum or max moves 8 bytes a row (fp32), not 16.
-template <class T, bool WithRow>
-struct partition_entry {
+// one-column sum or max moves 8 bytes a row (fp32), not 16. A one-column
+// argmax of values of 4 bytes or less packs its row too into those 8 bytes
+// (entry_form::packed): the row within its block (17 bits, blocks of 2^17
+// entries) below the id within its partition (15 bits: (value, row) states
+// take 2^15 ids a partition), so the entries, written once and read once,
+// are half as large as with a 64-bit row. 2-core AMD EPYC VM, 2^24 fp32 rows
+// into 2^22 argmax: see docs/PERFORMANCE.md.
+enum class entry_form { value, row, packed };
+
+template <class T, entry_form Form>
+struct partition_entry {  // entry_form::row
     std::int64_t row;
     std::uint32_t local;  // id minus the partition's first id
     T value;              // the row's value when rows have one column
 };
 template <class T>
-struct partition_entry<T, false> {
+struct partition_entry<T, entry_form::value> {
     std::uint32_t local;
     T value;
 };
+template <class T>
+struct partition_entry<T, entry_form::packed> {
+    std::uint32_t key;  // local << packed_row_bits<T>() | the row minus its block's first row
+    T value;
+};
+
+constexpr int bits_for(std::int64_t count) {  // bits that hold 0 .. count - 1
+    int b = 0;
+    while ((std::int64_t(1) << b) < count) ++b;
+    return b;
+}
+
+template <class T, entry_form Form>
+constexpr std::int64_t partition_block_rows() {
+    return partition_block_bytes / static_cast<std::int64_t>(sizeof(partition_entry<T, Form>));
+}
+
+template <class T>
+constexpr int packed_row_bits() {
+    return bits_for(partition_block_rows<T, entry_form::packed>());
+}
 
 // How the rows are partitioned: ids per partition, a power of two (a shift,
 // not a division, per row) whose states take about a quarter of
@@ -163,22 +192,32 @@ template <class Tally, class F, class IdOf, class Emit>
 void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width,
                          const partition_plan<F>& plan, const F& folder, IdOf&& id_of, Emit&& emit,
                          typename F::state* direct) {
+    using T = typename F::value_type;
+    // Packed entries are instantiated only for the reducers that record a
+    // row, not for every reducer's wide rows.
+    if constexpr (F::uses_row && sizeof(partition_entry<T, entry_form::packed>) == 8) {
+        if (width == 1 && plan.shift + packed_row_bits<T>() <= 32) {
+            partitioned_scatter<Tally, entry_form::packed>(p, n, M, width, plan, folder, id_of, emit, direct);
+            return;
+        }
+    }
     if (plan.with_row)
-        partitioned_scatter<Tally, true>(p, n, M, width, plan, folder, id_of, emit, direct);
+        partitioned_scatter<Tally, entry_form::row>(p, n, M, width, plan, folder, id_of, emit, direct);
     else
-        partitioned_scatter<Tally, false>(p, n, M, width, plan, folder, id_of, emit, direct);
+        partitioned_scatter<Tally, entry_form::value>(p, n, M, width, plan, folder, id_of, emit, direct);
 }
 
-template <class Tally, bool WithRow, class F, class IdOf, class Emit>
+template <class Tally, entry_form Form, class F, class IdOf, class Emit>
 void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, std::int64_t width,
                          const partition_plan<F>& plan, const F& folder, IdOf&& id_of, Emit&& emit,
                          typename F::state* direct) {
     using State = typename F::state;
     using T = typename F::value_type;
-    using entry = partition_entry<T, WithRow>;
+    using entry = partition_entry<T, Form>;
+    constexpr bool WithRow = Form == entry_form::row;
     const int shift = plan.shift;
     const std::int64_t part_ids = plan.part_ids, parts = plan.parts;
-    constexpr std::int64_t block_rows = partition_block_bytes / static_cast<std::int64_t>(sizeof(entry));
+    constexpr std::int64_t block_rows = partition_block_rows<T, Form>();
     const std::int64_t blocks = (n + block_rows - 1) / block_rows;
     // Block b's rows of partition q: entries [group[b * (parts + 1) + q],
     // group[b * (parts + 1) + q + 1]), inside its region from b * block_rows.
@@ -230,8 +269,13 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
             if (k < 0) continue;
             const std::int64_t q = k >> shift;
             entry e{};
-            if constexpr (WithRow) e.row = i;
-            e.local = static_cast<std::uint32_t>(k - (q << shift));
+            const auto local = static_cast<std::uint32_t>(k - (q << shift));
+            if constexpr (Form == entry_form::packed) {
+                e.key = local << packed_row_bits<T>() | static_cast<std::uint32_t>(i - lo);
+            } else {
+                if constexpr (WithRow) e.row = i;
+                e.local = local;
+            }
             if (!WithRow || one_column) e.value = values[i * stride];
             out[next[q]++] = e;
         }
@@ -253,19 +297,32 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
         for (std::int64_t j = 0; j < (hi - lo) * width; ++j) st[j] = folder.init();
         for (std::int64_t b = 0; b < blocks; ++b) {
             const std::int64_t* const g = group.data() + b * (parts + 1) + q;
-            for (std::int64_t e = g[0]; e < g[1]; ++e) {
-                const entry& x = entries[static_cast<std::size_t>(e)];
-                if constexpr (WithRow)
-                    if (width != 1 && e + fold_ahead < g[1]) prefetch_row(entries[static_cast<std::size_t>(e + fold_ahead)].row);
-                if constexpr (WithRow) {
-                    if (width == 1)
-                        folder.update_value(st[x.local], x.value, x.row);
-                    else
-                        folder.update(st + std::int64_t(x.local) * width, x.row);
-                } else {
-                    folder.update_value(st[x.local], x.value, 0);  // the reducer ignores the row
+            if constexpr (Form == entry_form::packed) {
+                constexpr int row_bits = packed_row_bits<T>();
+                constexpr std::uint32_t row_mask = (std::uint32_t(1) << row_bits) - 1;
+                const std::int64_t first_row = b * block_rows;
+                for (std::int64_t e = g[0]; e < g[1]; ++e) {
+                    const entry& x = entries[static_cast<std::size_t>(e)];
+                    const std::uint32_t local = x.key >> row_bits;
+                    folder.update_value(st[local], x.value, first_row + (x.key & row_mask));
+                    tally.add(lo + local, 1);
                 }
-                tally.add(lo + x.local, 1);
+            } else {
+                for (std::int64_t e = g[0]; e < g[1]; ++e) {
+                    const entry& x = entries[static_cast<std::size_t>(e)];
+                    if constexpr (WithRow)
+                        if (width != 1 && e + fold_ahead < g[1])
+                            prefetch_row(entries[static_cast<std::size_t>(e + fold_ahead)].row);
+                    if constexpr (WithRow) {
+                        if (width == 1)
+                            folder.update_value(st[x.local], x.value, x.row);
+                        else
+                            folder.update(st + std::int64_t(x.local) * width, x.row);
+                    } else {
+                        folder.update_value(st[x.local], x.value, 0);  // the reducer ignores the row
+                    }
+                    tally.add(lo + x.local, 1);
+                }
             }
         }
         if (!direct)
