@@ -139,21 +139,39 @@ constexpr std::int64_t min_one_thread_parts = 32;  // see scatter_segments
 // into 2^22 argmax: see docs/PERFORMANCE.md.
 enum class entry_form { value, row, packed };
 
+template <class T>
+constexpr int packed_row_bits();
+
+// Each form made from a row's id within its partition (local), its row and
+// its block's first row, and read back the same way (row_in: the row, given
+// the block's first row; a value-only entry's reducer ignores the row).
 template <class T, entry_form Form>
 struct partition_entry {  // entry_form::row
     std::int64_t row;
     std::uint32_t local;  // id minus the partition's first id
     T value;              // the row's value when rows have one column
+    static partition_entry make(std::uint32_t id, std::int64_t i, std::int64_t) { return {i, id, T{}}; }
+    std::uint32_t id() const { return local; }
+    std::int64_t row_in(std::int64_t) const { return row; }
 };
 template <class T>
 struct partition_entry<T, entry_form::value> {
     std::uint32_t local;
     T value;
+    static partition_entry make(std::uint32_t id, std::int64_t, std::int64_t) { return {id, T{}}; }
+    std::uint32_t id() const { return local; }
+    std::int64_t row_in(std::int64_t) const { return 0; }
 };
 template <class T>
 struct partition_entry<T, entry_form::packed> {
     std::uint32_t key;  // local << packed_row_bits<T>() | the row minus its block's first row
     T value;
+    static constexpr std::uint32_t row_mask() { return (std::uint32_t(1) << packed_row_bits<T>()) - 1; }
+    static partition_entry make(std::uint32_t id, std::int64_t i, std::int64_t first_row) {
+        return {id << packed_row_bits<T>() | static_cast<std::uint32_t>(i - first_row), T{}};
+    }
+    std::uint32_t id() const { return key >> packed_row_bits<T>(); }
+    std::int64_t row_in(std::int64_t first_row) const { return first_row + (key & row_mask()); }
 };
 
 constexpr int bits_for(std::int64_t count) {  // bits that hold 0 .. count - 1
@@ -268,14 +286,7 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
             const std::int64_t k = id_of(i);
             if (k < 0) continue;
             const std::int64_t q = k >> shift;
-            entry e{};
-            const auto local = static_cast<std::uint32_t>(k - (q << shift));
-            if constexpr (Form == entry_form::packed) {
-                e.key = local << packed_row_bits<T>() | static_cast<std::uint32_t>(i - lo);
-            } else {
-                if constexpr (WithRow) e.row = i;
-                e.local = local;
-            }
+            entry e = entry::make(static_cast<std::uint32_t>(k - (q << shift)), i, lo);
             if (!WithRow || one_column) e.value = values[i * stride];
             out[next[q]++] = e;
         }
@@ -297,32 +308,17 @@ void partitioned_scatter(const host_policy& p, std::int64_t n, std::int64_t M, s
         for (std::int64_t j = 0; j < (hi - lo) * width; ++j) st[j] = folder.init();
         for (std::int64_t b = 0; b < blocks; ++b) {
             const std::int64_t* const g = group.data() + b * (parts + 1) + q;
-            if constexpr (Form == entry_form::packed) {
-                constexpr int row_bits = packed_row_bits<T>();
-                constexpr std::uint32_t row_mask = (std::uint32_t(1) << row_bits) - 1;
-                const std::int64_t first_row = b * block_rows;
-                for (std::int64_t e = g[0]; e < g[1]; ++e) {
-                    const entry& x = entries[static_cast<std::size_t>(e)];
-                    const std::uint32_t local = x.key >> row_bits;
-                    folder.update_value(st[local], x.value, first_row + (x.key & row_mask));
-                    tally.add(lo + local, 1);
-                }
-            } else {
-                for (std::int64_t e = g[0]; e < g[1]; ++e) {
-                    const entry& x = entries[static_cast<std::size_t>(e)];
-                    if constexpr (WithRow)
-                        if (width != 1 && e + fold_ahead < g[1])
-                            prefetch_row(entries[static_cast<std::size_t>(e + fold_ahead)].row);
-                    if constexpr (WithRow) {
-                        if (width == 1)
-                            folder.update_value(st[x.local], x.value, x.row);
-                        else
-                            folder.update(st + std::int64_t(x.local) * width, x.row);
-                    } else {
-                        folder.update_value(st[x.local], x.value, 0);  // the reducer ignores the row
-                    }
-                    tally.add(lo + x.local, 1);
-                }
+            const std::int64_t first_row = b * block_rows;
+            for (std::int64_t e = g[0]; e < g[1]; ++e) {
+                const entry& x = entries[static_cast<std::size_t>(e)];
+                if constexpr (WithRow)
+                    if (width != 1 && e + fold_ahead < g[1]) prefetch_row(entries[static_cast<std::size_t>(e + fold_ahead)].row);
+                const std::uint32_t local = x.id();
+                if (WithRow && width != 1)
+                    folder.update(st + std::int64_t(local) * width, x.row_in(first_row));
+                else
+                    folder.update_value(st[local], x.value, x.row_in(first_row));
+                tally.add(lo + local, 1);
             }
         }
         if (!direct)
