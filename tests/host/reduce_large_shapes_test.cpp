@@ -66,7 +66,8 @@ TYPED_TEST(ReduceLargeShapes, UnsortedIdsWidePartitioned) {
 }
 
 // Ids that mostly repeat their predecessor: the owned-range loop folds runs
-// in a register (one owner when the output takes the sums directly).
+// in registers (one-column sums and means into four partials a run; one
+// owner when the output takes the sums directly).
 TYPED_TEST(ReduceLargeShapes, UnsortedIdsInRuns) {
     using T = typename TypeParam::value;
     using I = typename TypeParam::index;

@@ -14,7 +14,8 @@
 // - Many segments beyond that (partitioned): rows are first partitioned by id
 //   range, stably, then each partition folds into a cache-sized slice of
 //   states: again the sequential result. (Inputs whose ids mostly repeat
-//   their predecessor take owned ranges instead, with the same bits.)
+//   their predecessor take owned ranges instead, whatever the thread count;
+//   one-column sums and means of them fold each run into four partials.)
 //
 #pragma once
 
@@ -370,18 +371,11 @@ struct run_folder {
     // and value and one read-modify-write of its state, as a hand-written
     // scatter does. With Prefetch, the state of the row `ahead` rows on is
     // fetched early (states beyond the cache). FourRuns: merged one-column
-    // runs are folded by runs_in_four (the block shape's promise for sums
-    // and means), not in one register.
+    // runs are folded by runs_in_four (the promise for sums and means of
+    // repeating ids), not in one register.
     template <bool Prefetch, bool FourRuns = false, class SlotOf>
     void rows_of(State* st, std::int64_t lo, std::int64_t hi, const SlotOf& slot_of) {
-        constexpr std::int64_t ahead = 32;
-        auto prefetch = [&](std::int64_t i) {
-            if (!Prefetch || i + ahead >= hi) return;
-            const std::int64_t kp = slot_of(i + ahead);
-            if (kp < 0) return;
-            prefetch_write(st + kp * width);
-            tally.prefetch(kp);
-        };
+        auto prefetch = [&](std::int64_t i) { prefetch_ahead<Prefetch>(st, i, hi, slot_of); };
         if (width == 1 && !merge) {
             const auto* const v = folder.values.data;
             const std::int64_t stride = folder.values.width;
@@ -396,7 +390,7 @@ struct run_folder {
         }
         if constexpr (FourRuns) {
             if (width == 1) {
-                runs_in_four(st, lo, hi, slot_of);
+                runs_in_four<Prefetch>(st, lo, hi, slot_of);
                 return;
             }
         }
@@ -408,6 +402,18 @@ struct run_folder {
         flush();
     }
 
+    // The state of the row `ahead` rows after row i, fetched early (with
+    // Prefetch; for states beyond the cache).
+    template <bool Prefetch, class SlotOf>
+    void prefetch_ahead(State* st, std::int64_t i, std::int64_t hi, const SlotOf& slot_of) {
+        constexpr std::int64_t ahead = 32;
+        if (!Prefetch || i + ahead >= hi) return;
+        const std::int64_t kp = slot_of(i + ahead);
+        if (kp < 0) return;
+        prefetch_write(st + kp * width);
+        tally.prefetch(kp);
+    }
+
     // One column, merging, one copy of the states: a run of rows of one
     // slot (rows of skipped ids do not end it) is folded into 4 partials by
     // row, row lo + 4j + c into partial c, the first starting from the
@@ -417,7 +423,7 @@ struct run_folder {
     // Out of line: inlined into rows_of, it moved that function's plain
     // loop and cost uniform ids into 16384 segments a tenth (one call a
     // block, so the call costs nothing).
-    template <class SlotOf>
+    template <bool Prefetch, class SlotOf>
     SEGRED_HOST_NOINLINE void runs_in_four(State* st, std::int64_t lo, std::int64_t hi, const SlotOf& slot_of) {
         State r[4];
         std::int64_t open = -1, n = 0;  // the run's slot (-1: none) and rows
@@ -431,6 +437,7 @@ struct run_folder {
         };
         auto one = [&](auto part, std::int64_t i) {  // part: a constant, so r[c] stays a register
             constexpr int c = decltype(part)::value;
+            prefetch_ahead<Prefetch>(st, i, hi, slot_of);
             const std::int64_t k = slot_of(i);
             if (k < 0) return;
             if (k != open) {
@@ -682,11 +689,23 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
         run_folder<Tally, F> fold{folder, width, tally, repeats};
         // With several owners the pick is a mask (owned_or); a single owner
         // keeps a branch, which it predicts (only dropped rows take it), and
-        // which costs it less than the mask.
+        // which costs it less than the mask. Repeating one-column sums and
+        // means fold each run into four partials (runs_in_four), as the
+        // block shape does: one register held all-equal ids to one add a
+        // latency. Runs must then be the same whoever owns what, so a
+        // dropped row, which does not end a run of one owner, does not go
+        // to a spare slot (which would end it) but is skipped.
         if (owners == 1) {
-            fold.template rows_of<true>(st, 0, n, [&](std::int64_t i) {
+            fold.template rows_of<true, F::adds>(st, 0, n, [&](std::int64_t i) {
                 const std::int64_t k = id_of(i);
                 return static_cast<std::uint64_t>(k) < static_cast<std::uint64_t>(own) ? k : -1;
+            });
+            return;
+        }
+        if (repeats) {
+            fold.template rows_of<true, F::adds>(st, 0, n, [&](std::int64_t i) {
+                const std::int64_t k = id_of(i);
+                return k < 0 ? -1 : owned_or(k, lo, own, spare);
             });
             return;
         }
