@@ -144,6 +144,14 @@ void expect_promised(const std::vector<T>& v, const std::vector<I>& ids, i64 M, 
     }
 }
 
+// n values in [-4, 4): sums of them round differently in another order.
+template <class T>
+std::vector<T> random_values(segref::rng& g, i64 n) {
+    std::vector<T> v(static_cast<std::size_t>(n));
+    for (T& x : v) x = static_cast<T>(segref::uniform_real(g, -4.0, 4.0));
+    return v;
+}
+
 template <class T, class I>
 void check(segref::rng& g, i64 M) {
     SCOPED_TRACE(::testing::Message() << "M " << M);
@@ -165,10 +173,7 @@ void check(segref::rng& g, i64 M) {
     runs(1, 97);
     runs(2, 13);
     for (i64 i = block_rows; i < 2 * block_rows; i += 101) ids[static_cast<std::size_t>(i)] = static_cast<I>(M);
-    std::vector<T> v(static_cast<std::size_t>(n));
-    for (T& x : v) x = static_cast<T>(segref::uniform_real(g, -4.0, 4.0));
-
-    expect_promised(v, ids, M, few_segments(M));
+    expect_promised(random_values<T>(g, n), ids, M, few_segments(M));
 }
 
 TYPED_TEST(ScatterCopies, SameBitsAsPromised) {
@@ -196,9 +201,7 @@ void check_many(segref::rng& g, i64 M, i64 max_run) {
     for (i64 i = 0; i < n; i += 101) ids[static_cast<std::size_t>(i)] = static_cast<I>(M);
     for (i64 i = 150000; i < 170011; ++i) ids[static_cast<std::size_t>(i)] = 0;
     for (i64 i = 200000; i < 200500; ++i) ids[static_cast<std::size_t>(i)] = static_cast<I>(-1 - (i % 2) * M);
-    std::vector<T> v(static_cast<std::size_t>(n));
-    for (T& x : v) x = static_cast<T>(segref::uniform_real(g, -4.0, 4.0));
-    expect_promised(v, ids, M, many_segments(n));
+    expect_promised(random_values<T>(g, n), ids, M, many_segments(n));
 }
 
 TYPED_TEST(ScatterCopies, ManySegmentsSameBitsAsPromised) {
