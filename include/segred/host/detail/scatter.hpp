@@ -666,15 +666,14 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
     // Row i takes spare i % owned_spares: into one spare, every other row
     // of two owners waited on the add before it through memory (2-core AMD
     // EPYC VM, 2^21 rows into 2^17 fp32 sums: 11.5 ms on two threads, 3.1
-    // on one). Where runs are merged in a register (repeats), one spare
-    // keeps a stretch of other owners' rows one run.
+    // on one). Where runs are merged (repeats), other owners' rows all go
+    // to one spare, which keeps a stretch of them one run.
     // Repeating ids with a direct output take one owner: every owner reads
     // every row, so with runs folded in a register more owners would only
     // add reads, and a single one spares the state array and its copy-out.
     const std::int64_t owners =
         direct && repeats ? 1 : std::max<std::int64_t>(1, std::min<std::int64_t>(threads, M / 64));
     if (owners > 1) direct = nullptr;
-    const std::int64_t spare_mask = repeats ? 0 : owned_spares - 1;
     const std::int64_t spare0 = (M + 63) / 64 * 64;  // thread t's spare slot: spare0 + 64 t
     const state_array<State> states = make_states<State>(direct ? 0 : (spare0 + 64 * owners) * width);
     State* const st = direct ? direct : states.get();
@@ -710,7 +709,7 @@ void scatter_segments(const host_policy& p, std::int64_t n, std::int64_t M, std:
             return;
         }
         fold.template rows_of<true>(st, 0, n,
-                                    [&](std::int64_t i) { return owned_or(id_of(i), lo, own, spare + (i & spare_mask)); });
+                                    [&](std::int64_t i) { return owned_or(id_of(i), lo, own, spare + (i & (owned_spares - 1))); });
     });
     if (direct) return;
     parallel_chunks(p, M, std::int64_t(1) << 12, [&](std::int64_t lo, std::int64_t hi) {
