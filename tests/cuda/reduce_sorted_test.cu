@@ -498,9 +498,15 @@ TYPED_TEST(CudaSortedReduce, DerivedKeyWideTiles) {
 // parked in the stage and the gaps before them are written after the fold;
 // otherwise (argmax, mean) the first gap of up to 63 empty segments a thread
 // meets is held and written after its fold, the others at once in the fold.
-// Gaps over 64 go through the gap list. `empty` is the share of empty segments among ones
-// of 1 to max_len rows: (0.9, 8) gives threads several gaps each, (0.1, 8)
-// single gaps, (0.5, 40) gaps across threads' rows. Each layout holds: gaps
+// Where runs are parked and a thread folds 16 rows (fp32 values, int32
+// ids), the gaps before a thread's open run and before its first row, of 3
+// to 64 empty segments, are written by the warp's lanes together, 32
+// segments a round. Gaps over 64 go through the gap list. `empty` is the
+// share of empty segments among ones of 1 to max_len rows: (0.9, 8) gives
+// threads several gaps each, (0.1, 8) single gaps, (0.5, 40) gaps across
+// threads' rows, (0.9, 64) (the benchmarks' 90% empty) about one gap of 9
+// a thread, several rounds a warp, (0.98, 3) gaps of about 50, some over 64,
+// between the runs a thread parks. Each layout holds: gaps
 // of 63 (held where it is a thread's first) and 64 (never held) empty
 // segments between short segments; a gap of 100 (never held) and then one
 // of 5 within a few rows; a gap just before a thread's first row (a segment
@@ -546,7 +552,8 @@ TYPED_TEST(CudaSortedReduce, SortedIdGaps) {
     using I = typename TypeParam::index;
     SEGRED_SEEDED_RNG(g);
     for (auto [empty, max_len] :
-         {std::pair<double, i64>{0.9, 8}, std::pair<double, i64>{0.1, 8}, std::pair<double, i64>{0.5, 40}})
+         {std::pair<double, i64>{0.9, 8}, std::pair<double, i64>{0.1, 8}, std::pair<double, i64>{0.5, 40},
+          std::pair<double, i64>{0.9, 64}, std::pair<double, i64>{0.98, 3}})
         sorted_gaps_case<T, I>(g, empty, max_len);
 }
 

@@ -29,9 +29,11 @@
 // the last). Segments whose ids no row has are empty: the thread that sees
 // the gap between two keys writes them (derived keys: the pass that derives
 // them, for the gaps inside the tile's key range; sorted ids: after the
-// fold, where the warp writes the runs its threads parked (write_parked_runs),
-// or, for states wider than a value, a thread's first short gap after its
-// fold, with its warp's other lanes).
+// fold, where the warp writes the runs its threads parked and the gaps
+// before them (write_parked_runs), and, lanes together, the gaps before
+// each thread's open run and its first row (write_gaps_by_warp); or, for
+// states wider than a value, a thread's first short gap after its fold,
+// with its warp's other lanes).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -378,6 +380,67 @@ __device__ void write_empty_range(const R& r, const options& opts, const rows_vi
         return;
     }
     for (std::int64_t s = s0; s < s1; ++s) write_empty_segment<T>(r, opts, out, s);
+}
+
+// A warp's items laid end to end, `mine` of them from each lane: the count
+// of this lane's and the lanes' before it. Called by every lane.
+__device__ __forceinline__ int warp_items_through(int mine) {
+    int incl = mine;
+    for (int d = 1; d < 32; d *= 2) {
+        const int x = __shfl_up_sync(0xffffffffu, incl, d);
+        if (threadIdx.x % 32 >= unsigned(d)) incl += x;
+    }
+    return incl;
+}
+
+// The lane holding item q of those items (incl from warp_items_through):
+// the first whose count through it exceeds q; 31 where none does. Called by
+// every lane.
+__device__ __forceinline__ int warp_item_owner(int incl, int q) {
+    int o = 0;
+    for (int step = 16; step > 0; step /= 2)
+        if (__shfl_sync(0xffffffffu, incl, o + step - 1) <= q) o += step;
+    return o;
+}
+
+// The empty segments between keys `after` and `before`, a gap from each
+// lane (none where before <= after + 1), written by the warp's lanes
+// together: the gaps laid end to end, lane l writes their l-th, (l + 32)-th,
+// .. segment. Sorted keys put a warp's gaps near each other, so one store
+// covers consecutive outputs, where lanes that each wrote their own gap a
+// segment at a time made a store touch a sector for each lane, and the warp
+// waited for its longest gap. Gaps of more than tile_gap_inline segments go
+// to the gap list, gaps of at most warp_gap_min are written by their lane.
+// Called by every lane of the warp.
+// Gaps of at most this many empty segments are written by their own lane:
+// the scans that lay the gaps end to end cost more than two stores.
+constexpr std::int64_t warp_gap_min = 2;
+
+template <class T, class O, class R>
+__device__ void write_gaps_by_warp(const R& r, const options& opts, const rows_view<O>& out, std::int64_t M,
+                                   std::int64_t after, std::int64_t before, const gap_list& gaps) {
+    std::int64_t s0 = 0, s1 = 0;
+    if (after < before) {  // so after + 1 does not overflow
+        s0 = after + 1 > 0 ? after + 1 : 0;
+        s1 = before < M ? before : M;
+    }
+    int mine = 0;
+    if (s1 - s0 > tile_gap_inline) {
+        write_empty_range<T>(r, opts, out, M, after, before, gaps);
+    } else if (s1 - s0 > warp_gap_min) {
+        mine = static_cast<int>(s1 - s0);
+    } else {
+        for (std::int64_t s = s0; s < s1; ++s) write_empty_segment<T>(r, opts, out, s);
+    }
+    if (!__any_sync(0xffffffffu, mine > 0)) return;
+    const int incl = warp_items_through(mine);
+    const int total = __shfl_sync(0xffffffffu, incl, 31);
+    const std::int64_t first = s0 - (incl - mine);  // segment first + q is this lane's gap's item q
+    for (int base = 0; base < total; base += 32) {
+        const int q = base + static_cast<int>(threadIdx.x % 32);
+        const std::int64_t s = __shfl_sync(0xffffffffu, first, warp_item_owner(incl, q)) + q;
+        if (q < total) write_empty_segment<T>(r, opts, out, s);
+    }
 }
 
 template <class T, class O, class R>
@@ -1081,20 +1144,14 @@ __device__ void write_parked_runs(unsigned stage_at, unsigned keys_at, unsigned 
     const int lane = threadIdx.x % 32, warp0 = threadIdx.x - lane;
     __syncwarp();  // the lanes' parked runs, visible to the whole warp
     const int mine = closed > 1 ? closed - 1 : 0;
-    int incl = mine;  // this lane's runs and those of the lanes before it
-    for (int d = 1; d < 32; d *= 2) {
-        const int x = __shfl_up_sync(all, incl, d);
-        if (lane >= d) incl += x;
-    }
+    const int incl = warp_items_through(mine);  // this lane's runs and those of the lanes before it
     const int total = __shfl_sync(all, incl, 31);
     // One pass for each kind of write, so that the loop tests neither the
     // options nor the kind.
     auto write_all = [&](auto plain) {
         for (int base = 0; base < total; base += 32) {
             const int q = base + lane;
-            int o = 0;  // the lane holding run q: the first whose incl exceeds q
-            for (int step = 16; step > 0; step /= 2)
-                if (__shfl_sync(all, incl, o + step - 1) <= q) o += step;
+            const int o = warp_item_owner(incl, q);  // the lane holding run q
             const int first = __shfl_sync(all, incl - mine, o);
             unsigned owner_closes = 0;
             if constexpr (!decltype(plain)::value || segred::detail::divides_by_rows<R>)
@@ -1371,6 +1428,15 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
         // (see the fold).
         constexpr bool closes_staged = chunked_ids && parks_in_stage<S, T>;
         static_assert(!closes_staged || sizeof(S) == sizeof(T) || stage_t::split_parks, "room for the high halves");
+        // Where runs are parked and a thread folds 16 rows, the gaps before
+        // a thread's open run and before its first row are written by the
+        // warp's lanes together (write_gaps_by_warp). Measured on an H100
+        // (fp32 sums, int32 sorted ids, against each lane writing its
+        // own): 90% empty segments of 1 to 64 rows 1.07x, 98% empty 1.28x;
+        // uniform 0..64 rows 0.98x, 0..8 rows 0.98x, fixed 4 rows 0.99x. At
+        // 8 rows a thread (fp64 sums) the gaps gained as much but lengths
+        // with few or no gaps lost up to 6%, so those keep their own.
+        constexpr bool warp_gaps = closes_staged && tile_items == 16;
         const unsigned stage_at = stages_at + unsigned(buf * sizeof(stage_t));
         const unsigned keys_at = stage_at + unsigned(offsetof(stage_t, keys));
         // From a value's slot to the high half of a state parked there.
@@ -1641,7 +1707,12 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
                     // The empty segments before the open run; those before
                     // the parked ones are written with them.
                     const std::int64_t before = static_cast<std::int64_t>(load_shared<I>(rows.id_at(closed - 1)));
-                    if (cur - before > 1) write_empty_range<T>(r, opts, out, M, before, cur, gaps);
+                    if constexpr (warp_gaps) {
+                        held_a = before;
+                        held_b = cur;
+                    } else if (cur - before > 1) {
+                        write_empty_range<T>(r, opts, out, M, before, cur, gaps);
+                    }
                 }
                 write_parked_runs<T, I, tile_items>(stage_at, keys_at, park_high, closed, closes, r, opts, out, M,
                                                     plain_writes, gaps);
@@ -1702,12 +1773,20 @@ SEGRED_KERNEL void __launch_bounds__(tile_threads, (tile_min_blocks<Keys, S>))
         // Where the input ends inside this thread, the rows after it count as
         // key M (no segment): the run before them closes, its gap is filled.
         if (count < tile_items && cur != M) close_run(count, M);
-        if (Keys::loaded && held_b != 0) write_empty_range<T>(r, opts, out, M, held_a, held_b, gaps);
+        if constexpr (warp_gaps) {
+            write_gaps_by_warp<T>(r, opts, out, M, held_a, held_b, gaps);
+        } else if (Keys::loaded && held_b != 0) {
+            write_empty_range<T>(r, opts, out, M, held_a, held_b, gaps);
+        }
         if constexpr (!keys_staged<Keys>) {
             k_last = cur;  // the last row's key, or M past the input
             neighbour_keys();
         }
-        if (k_first != prev && !derived_gap(prev, k_first)) write_empty_range<T>(r, opts, out, M, prev, k_first, gaps);
+        if constexpr (warp_gaps) {
+            write_gaps_by_warp<T>(r, opts, out, M, prev, k_first, gaps);
+        } else if (k_first != prev && !derived_gap(prev, k_first)) {
+            write_empty_range<T>(r, opts, out, M, prev, k_first, gaps);
+        }
         const std::int64_t rows = count - run_start;
         if (!multi) {
             head = st;
