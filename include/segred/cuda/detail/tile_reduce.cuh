@@ -403,6 +403,10 @@ __device__ __forceinline__ int warp_item_owner(int incl, int q) {
     return o;
 }
 
+// Gaps of at most this many empty segments are written by their own lane:
+// the scans that lay the gaps end to end cost more than two stores.
+constexpr std::int64_t warp_gap_min = 2;
+
 // The empty segments between keys `after` and `before`, a gap from each
 // lane (none where before <= after + 1), written by the warp's lanes
 // together: the gaps laid end to end, lane l writes their l-th, (l + 32)-th,
@@ -412,10 +416,6 @@ __device__ __forceinline__ int warp_item_owner(int incl, int q) {
 // waited for its longest gap. Gaps of more than tile_gap_inline segments go
 // to the gap list, gaps of at most warp_gap_min are written by their lane.
 // Called by every lane of the warp.
-// Gaps of at most this many empty segments are written by their own lane:
-// the scans that lay the gaps end to end cost more than two stores.
-constexpr std::int64_t warp_gap_min = 2;
-
 template <class T, class O, class R>
 __device__ void write_gaps_by_warp(const R& r, const options& opts, const rows_view<O>& out, std::int64_t M,
                                    std::int64_t after, std::int64_t before, const gap_list& gaps) {
