@@ -369,17 +369,35 @@ __device__ void write_empty_segment(const R& r, const options& opts, const rows_
     write_segment<T>(r, opts, out, s, 0, S(r.template init<T>()), 0);
 }
 
+// The empty segments between keys `after` and `before`, clamped to [0, M):
+// segments [first, end), none where before <= after + 1.
+struct segment_span {
+    std::int64_t first, end;
+};
+
+__device__ __forceinline__ segment_span segments_between(std::int64_t after, std::int64_t before, std::int64_t M) {
+    if (before <= after) return {0, 0};  // so after + 1 cannot overflow
+    return {after + 1 > 0 ? after + 1 : 0, before < M ? before : M};
+}
+
+// Writes the span's empty segments, or hands spans of more than
+// tile_gap_inline segments to the gap list.
+template <class T, class O, class R>
+__device__ void write_empty_span(const R& r, const options& opts, const rows_view<O>& out, segment_span span,
+                                 const gap_list& gaps) {
+    if (span.end - span.first > tile_gap_inline) {
+        const unsigned long long g = atomicAdd(gaps.count, 1ull);
+        gaps.ranges[2 * g] = span.first;
+        gaps.ranges[2 * g + 1] = span.end;
+        return;
+    }
+    for (std::int64_t s = span.first; s < span.end; ++s) write_empty_segment<T>(r, opts, out, s);
+}
+
 template <class T, class O, class R>
 __device__ void write_empty_range(const R& r, const options& opts, const rows_view<O>& out, std::int64_t M,
                                   std::int64_t after, std::int64_t before, const gap_list& gaps) {
-    const std::int64_t s0 = after + 1 > 0 ? after + 1 : 0, s1 = before < M ? before : M;
-    if (s1 - s0 > tile_gap_inline) {
-        const unsigned long long g = atomicAdd(gaps.count, 1ull);
-        gaps.ranges[2 * g] = s0;
-        gaps.ranges[2 * g + 1] = s1;
-        return;
-    }
-    for (std::int64_t s = s0; s < s1; ++s) write_empty_segment<T>(r, opts, out, s);
+    write_empty_span<T>(r, opts, out, segments_between(after, before, M), gaps);
 }
 
 // A warp's items laid end to end, `mine` of them from each lane: the count
@@ -419,23 +437,25 @@ constexpr std::int64_t warp_gap_min = 2;
 template <class T, class O, class R>
 __device__ void write_gaps_by_warp(const R& r, const options& opts, const rows_view<O>& out, std::int64_t M,
                                    std::int64_t after, std::int64_t before, const gap_list& gaps) {
-    std::int64_t s0 = 0, s1 = 0;
-    if (after < before) {  // so after + 1 does not overflow
-        s0 = after + 1 > 0 ? after + 1 : 0;
-        s1 = before < M ? before : M;
+    // Most calls meet no gap the warp would take (segments of a few rows
+    // have none): one vote, and each lane writes its own gap, if any.
+    const std::int64_t apart = before - after;  // keys lie in [-1, M]: no overflow
+    if (!__any_sync(0xffffffffu, apart > warp_gap_min + 1 && apart <= tile_gap_inline + 1)) {
+        if (apart > 1) write_empty_range<T>(r, opts, out, M, after, before, gaps);
+        return;
     }
+    const segment_span span = segments_between(after, before, M);
+    const std::int64_t len = span.end - span.first;
     int mine = 0;
-    if (s1 - s0 > tile_gap_inline) {
-        write_empty_range<T>(r, opts, out, M, after, before, gaps);
-    } else if (s1 - s0 > warp_gap_min) {
-        mine = static_cast<int>(s1 - s0);
+    if (len > warp_gap_min && len <= tile_gap_inline) {
+        mine = static_cast<int>(len);
     } else {
-        for (std::int64_t s = s0; s < s1; ++s) write_empty_segment<T>(r, opts, out, s);
+        write_empty_span<T>(r, opts, out, span, gaps);
     }
     if (!__any_sync(0xffffffffu, mine > 0)) return;
     const int incl = warp_items_through(mine);
     const int total = __shfl_sync(0xffffffffu, incl, 31);
-    const std::int64_t first = s0 - (incl - mine);  // segment first + q is this lane's gap's item q
+    const std::int64_t first = span.first - (incl - mine);  // segment first + q is this lane's gap's item q
     for (int base = 0; base < total; base += 32) {
         const int q = base + static_cast<int>(threadIdx.x % 32);
         const std::int64_t s = __shfl_sync(0xffffffffu, first, warp_item_owner(incl, q)) + q;
