@@ -439,7 +439,10 @@ __device__ void write_gaps_by_warp(const R& r, const options& opts, const rows_v
                                    std::int64_t after, std::int64_t before, const gap_list& gaps) {
     // Most calls meet no gap the warp would take (segments of a few rows
     // have none): one vote, and each lane writes its own gap, if any.
-    const std::int64_t apart = before - after;  // keys lie in [-1, M]: no overflow
+    // No overflow: warp_gaps gives this function 32-bit ids only (16 rows a
+    // thread), with -1 and M as the edges. 64-bit ids would need the
+    // difference taken unsigned where after < before.
+    const std::int64_t apart = before - after;
     if (!__any_sync(0xffffffffu, apart > warp_gap_min + 1 && apart <= tile_gap_inline + 1)) {
         if (apart > 1) write_empty_range<T>(r, opts, out, M, after, before, gaps);
         return;
