@@ -107,15 +107,25 @@ SEGRED_KERNEL void lengths_verdict_kernel(const I* lengths, std::int64_t M, cons
 
 } // namespace SEGRED_ABI_NS
 
+// A check's verdict: a V in device memory with every byte 0xff (~0: nothing
+// found yet), `launch(grid, verdict)` run over n positions, and the verdict
+// read back in one copy (one wait for the stream).
+template <class V, class Launch>
+V verdict_of(const par_t& p, std::int64_t n, const Launch& launch) {
+    temp_buffer<V> verdict(p, 1);
+    SEGRED_CUDA_CHECK(cudaMemsetAsync(verdict.get(), 0xff, sizeof(V), p.stream));
+    launch(std::max(grid_for(n), 1u), verdict.get());
+    SEGRED_CUDA_CHECK(cudaGetLastError());
+    return read_back(p, verdict.get());
+}
+
 // Smallest i in [0, n) with bad(i), or -1.
 template <class Pred>
 std::int64_t first_bad(const par_t& p, std::int64_t n, Pred bad) {
     if (n <= 0) return -1;
-    temp_buffer<unsigned long long> first(p, 1);
-    SEGRED_CUDA_CHECK(cudaMemsetAsync(first.get(), 0xff, sizeof(unsigned long long), p.stream));
-    first_bad_kernel<<<grid_for(n), block_threads, 0, p.stream>>>(n, bad, first.get());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
-    const unsigned long long v = read_back(p, first.get());
+    const unsigned long long v = verdict_of<unsigned long long>(p, n, [&](unsigned grid, unsigned long long* first) {
+        first_bad_kernel<<<grid, block_threads, 0, p.stream>>>(n, bad, first);
+    });
     return v == ~0ull ? -1 : static_cast<std::int64_t>(v);
 }
 
@@ -138,11 +148,9 @@ void check_ids(const par_t& p, const char* fn, const char* arg, const I* ids, st
 template <class I>
 void check_offsets(const par_t& p, const char* fn, const offsets_desc<I>& d, std::int64_t n) {
     if (d.ptr == nullptr) return;  // M == 0 and n == 0
-    temp_buffer<offsets_verdict> verdict(p, 1);
-    SEGRED_CUDA_CHECK(cudaMemsetAsync(verdict.get(), 0xff, sizeof(offsets_verdict), p.stream));
-    offsets_verdict_kernel<<<std::max(grid_for(d.M), 1u), block_threads, 0, p.stream>>>(d.ptr, d.M, verdict.get());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
-    const offsets_verdict v = read_back(p, verdict.get());
+    const offsets_verdict v = verdict_of<offsets_verdict>(p, d.M, [&](unsigned grid, offsets_verdict* verdict) {
+        offsets_verdict_kernel<<<grid, block_threads, 0, p.stream>>>(d.ptr, d.M, verdict);
+    });
     if (v.first < 0) segred::detail::fail_negative(fn, "offsets", 0, v.first);
     if (v.first_decrease != ~0ull) {
         const std::int64_t bad = static_cast<std::int64_t>(v.first_decrease);
@@ -157,12 +165,9 @@ void check_offsets(const par_t& p, const char* fn, const offsets_desc<I>& d, std
 // length.
 template <class I, class J>
 std::int64_t checked_lengths_sum(const par_t& p, const char* fn, const lengths_desc<I>& d, const J* starts) {
-    temp_buffer<lengths_verdict> verdict(p, 1);
-    SEGRED_CUDA_CHECK(cudaMemsetAsync(verdict.get(), 0xff, sizeof(lengths_verdict), p.stream));
-    lengths_verdict_kernel<<<std::max(grid_for(d.M), 1u), block_threads, 0, p.stream>>>(d.ptr, d.M, starts,
-                                                                                         verdict.get());
-    SEGRED_CUDA_CHECK(cudaGetLastError());
-    const lengths_verdict v = read_back(p, verdict.get());
+    const lengths_verdict v = verdict_of<lengths_verdict>(p, d.M, [&](unsigned grid, lengths_verdict* verdict) {
+        lengths_verdict_kernel<<<grid, block_threads, 0, p.stream>>>(d.ptr, d.M, starts, verdict);
+    });
     if (v.first_negative != ~0ull) {
         const std::int64_t bad = static_cast<std::int64_t>(v.first_negative);
         segred::detail::fail_negative(fn, "lengths", bad, value_at(p, d.ptr, bad));
