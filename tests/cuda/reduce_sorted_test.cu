@@ -967,7 +967,7 @@ TYPED_TEST(CudaSortedReduce, ColumnUnits) {
             column_units_case<form::sorted_ids, T, I>(g, width, false, shifted);
         }
         column_units_case<form::lengths, T, I>(g, 8, false, shifted);
-        // One column from offsets and lengths (units from 8 rows a segment
+        // One column from offsets and lengths (units from 6 rows a segment
         // on average), alone and in pairs.
         for (bool giant : {false, true}) {
             column_units_case<form::offsets, T, I>(g, 1, false, shifted, giant);
