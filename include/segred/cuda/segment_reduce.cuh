@@ -260,10 +260,10 @@ void segment_reduce_impl(const par_t& p, const char* fn, rows_view<const T> valu
         // (reduce_computed_keys).
         constexpr bool starts_form = Seg::kind == segment_kind::offsets || Seg::kind == segment_kind::lengths;
         const std::int64_t M = seg.num_segments();
-        // One column in segments of 6 to 63 rows on average: a thread (or
-        // two) a segment, as for rows of several columns
-        // (detail::column_units_apply).
-        const bool units = one_column && detail::column_units_apply(values.n, M);
+        // One column in segments of 6 to 79 rows on average (71 for the arg
+        // forms): a thread (or two) a segment, as for rows of several
+        // columns (detail::column_units_apply).
+        const bool units = one_column && detail::column_units_apply<R>(values.n, M);
         const bool derive = one_column && !units && M > 0 && M < std::numeric_limits<int>::max() &&
                             values.n <= M * detail::derive_max_rows_per_segment;
         if constexpr (Seg::kind == segment_kind::offsets) {

@@ -52,6 +52,21 @@ constexpr std::int64_t unit_share_rows = 4;
 // and 7 rows 1.11-1.25x, uniform 3..11 rows 1.10-1.33x, 0..14 1.05-1.14x,
 // 0..12 0.97-1.04x) but not at 4 (0.88-1.06x).
 constexpr std::int64_t unit_min_avg_rows_one_column = 6;
+// One column from starts in place (no permutation) takes units below 80
+// rows a segment on average, the arg forms below 72, where rows of several
+// columns stop at unit_max_avg_rows. Past 64 rows the tiles of computed keys
+// were taking them, and within the segment pass a warp a segment (H100,
+// offsets and lengths, units against those: fp32 / fp64 / fp16 sums over
+// uniform 0..128 rows 1.22-2.21x, 0..136 1.15-1.50x, 32..112 and 48..96
+// 1.21-2.22x, fixed 64 to 76 rows 1.07-2.18x; argmax over 32..112 and
+// 48..96 rows 1.44-1.58x, 0..128 1.31-1.35x, but 0..136 0.97-0.99x and
+// 0..144 to 0..160 0.78-0.85x; sums over 0..160 rows 0.96-1.09x).
+constexpr std::int64_t unit_max_avg_rows_one_column = 80;
+constexpr std::int64_t unit_max_avg_rows_arg_one_column = 72;
+template <class R>
+constexpr std::int64_t column_unit_max_avg_rows() {
+    return R::has_arg ? unit_max_avg_rows_arg_one_column : unit_max_avg_rows_one_column;
+}
 constexpr std::int64_t unit_share_rows_one_column = 16;
 // The arg forms of one column take two threads a unit only from 128 bytes
 // of values a segment on average (32 floats, 16 doubles), where a thread
@@ -96,9 +111,11 @@ column_stage_plan column_stage_plan_for(std::int64_t n, std::int64_t M) {
     return {elems, static_cast<int>(steps)};
 }
 
-// Whether n rows of one column in M segments go to units.
-inline bool column_units_apply(std::int64_t n, std::int64_t M) {
-    return M > 0 && n >= M * unit_min_avg_rows_one_column && n < M * unit_max_avg_rows;
+// Whether n rows of one column in M segments (starts read in place, or
+// made monotone) go to units.
+template <class R>
+bool column_units_apply(std::int64_t n, std::int64_t M) {
+    return M > 0 && n >= M * unit_min_avg_rows_one_column && n < M * column_unit_max_avg_rows<R>();
 }
 
 // Whether one column of fixed segments of `size` rows of T goes to units
@@ -130,7 +147,9 @@ void launch_segment_pass(const par_t& p, rows_view<const T> values, Starts start
     const bool vectors = V > 1 && rows_in_vectors(values, F);
     const std::int64_t G = vectors ? F / V : F;
     const std::int64_t max_vectors = R::has_arg ? unit_max_arg_vectors : unit_max_vectors;
-    const bool units = n <= M * unit_max_avg_rows && n * G < M * max_vectors;
+    const std::int64_t max_avg_rows =
+        F == 1 && perm == nullptr ? column_unit_max_avg_rows<R>() : unit_max_avg_rows;
+    const bool units = n <= M * max_avg_rows && n * G < M * max_vectors;
     if (!units) {
         warp_segments_kernel<T, O, R, S><<<grid_for(M * 32), block_threads, 0, p.stream>>>(
             values, starts, perm, M, out, r, opts, giant_list, giant_count);
