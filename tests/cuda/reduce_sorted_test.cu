@@ -931,6 +931,47 @@ void column_units_case(segref::rng& g, i64 width, bool long_average, bool shifte
     }
 }
 
+// One column from offsets and lengths averaging about 70 rows: past the 64
+// rows a segment where rows of several columns leave the units, and below
+// the 80 (72 for the arg forms) where one column does, so that the column
+// check and the segment pass must agree on the units (one column up to 79
+// rows on average). Segments of 40 to 96 rows, with empty ones, one of 129
+// rows (a warp's) and one of 5000 (a giant's pieces) among them; sums,
+// argmax and an accumulated mean, aligned and unaligned, and a max over
+// values with NaN under drop (the starts made monotone first).
+template <form F, class T, class I>
+void column_units_past_64_case(segref::rng& g, bool shifted) {
+    SCOPED_TRACE(std::string(segtest::form_name(F)) + ", one column, about 70 rows a segment" +
+                 (shifted ? ", unaligned" : ""));
+    std::vector<i64> len(3000);
+    for (i64& l : len) l = segref::uniform_int(g, 40, 96);
+    for (std::size_t k : {0u, 17u, 18u, 2999u}) len[k] = 0;
+    len[1000] = 129;
+    len[2000] = 5000;
+    const segtest::seg_input<I> s = segments_of<F, I>(len);
+    segtest::trial_config c;
+    c.shifted = shifted;
+    sum_argmax_and_mean<F, T>(g, s, c);
+    segtest::trial_config dropped = c;
+    dropped.bounds = segred::bounds_policy::drop;
+    std::vector<T> v = segref::random_values<T>(g, s.n, segref::value_kind::general);
+    if constexpr (std::is_floating_point<T>::value)
+        for (T& x : v)
+            if (segref::coin(g, 0.05)) x = std::numeric_limits<T>::quiet_NaN();
+    const segtest::device_memory mem;
+    segtest::check_reduce<F, T, I, T>(segred::cuda::par, segred::max{}, segref::op::max, 0, dropped, s, v, g, mem);
+}
+
+TYPED_TEST(CudaSortedReduce, ColumnUnitsPast64Rows) {
+    using T = typename TypeParam::value;
+    using I = typename TypeParam::index;
+    SEGRED_SEEDED_RNG(g);
+    for (bool shifted : {false, true}) {
+        column_units_past_64_case<form::offsets, T, I>(g, shifted);
+        column_units_past_64_case<form::lengths, T, I>(g, shifted);
+    }
+}
+
 // One column from offsets and lengths of 4 to 28 rows (16 on average): a
 // thread a segment folds its rows from its block's stage in shared memory
 // (column_stage.cuh). 1.3 million segments, so that every block of the pass
