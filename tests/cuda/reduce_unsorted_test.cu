@@ -208,23 +208,28 @@ TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
 // One column whose accumulators fit in shared memory for at least half of
 // the ids but not all: each block holds a window of ids, starting at its
 // own place and wrapping past M - 1 to 0, and adds the others in global
-// memory row by row. 40000 segments split 8-byte sums and 4-byte sums with
-// counts (28928 held), and 100000 and 65536 split 4-byte sums or counts
-// (57856 held); the others take one of the paths above. 100000 rows make a
+// memory row by row. 40000 segments split 8-byte sums (28928 held), and
+// 100000 and 65536 split 4-byte sums or counts (57856 held). Sums with
+// counts (the accumulated sum with counts, the mean) go in two passes
+// there, the sums alone and then the counts alone, each held as far as it
+// fits (separate_counts_apply): at 40000, 4-byte sums and the counts whole
+// (which together would split at 28928), 8-byte sums split and the counts
+// whole; at 65536 and 100000 both split (together: none held). 32768
+// segments split 4-byte sums with counts at 28928 in one pass (88% held). 100000 rows make a
 // grid of 4 blocks, 2^20 rows one of 32: windows that wrap and windows that
 // do not, each id held by some blocks and not by others. Skewed ids put the
 // hot ones at 0 and at M - 1, held or not depending on the block, where
 // each warp sums the ids its first rounds repeat in registers.
 TYPED_TEST(CudaUnsortedReduce, SplitSharedAccumulators) {
-    for (i64 M : {40000, 100000})
+    for (i64 M : {32768, 40000, 100000})
         atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(100000, M, 0, 0);
     atomic_path_cases<typename TypeParam::value, typename TypeParam::index>(i64(1) << 20, 65536, 0, 0);
 }
 
 // Block-private accumulators past the 48 KiB a block gets without opting in
 // (blocks of 1024 threads): 20000 segments of one column (80 KiB of 4-byte
-// sums or counts, 160 KiB of 8-byte sums; 8-byte sums with counts, 240 KiB,
-// take the global kernel). Wider rows stay within 48 KiB: 700 segments keep
+// sums or counts, 160 KiB of 4-byte sums with counts or of 8-byte sums;
+// 8-byte sums with counts, 240 KiB, split at 19285 held ids in one pass). Wider rows stay within 48 KiB: 700 segments keep
 // widths 4 to 12 in shared memory (11 KiB to 34 KiB of 4-byte sums; 8-byte
 // sums of 12 columns, 66 KiB, go global) and send widths 33 and 64 to the
 // global kernels.

@@ -124,12 +124,31 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
                                                  private_shared_limit(split_kernel, true))
                                       : private_shared_limit(shared_kernel, false);
         const shared_share share = scatter_shared_ids<A>(values.n, M, F, sums, count_words, limit);
-        auto launch_shared = [&](auto kernel) {
+        auto launch_shared_as = [&](auto kernel, const shared_share& s, count_sink c) {
             const private_launch grid =
-                plan_private_launch(kernel, share.bytes, scatter_work(values.n, F), shared_scatter_threads(one));
-            kernel<<<grid.blocks, grid.threads, share.bytes, p.stream>>>(values, seg_of, M, share.held, F, acc_ptr,
-                                                                         count_to);
+                plan_private_launch(kernel, s.bytes, scatter_work(values.n, F), shared_scatter_threads(one));
+            kernel<<<grid.blocks, grid.threads, s.bytes, p.stream>>>(values, seg_of, M, s.held, F, acc_ptr, c);
         };
+        auto launch_shared = [&](auto kernel) { launch_shared_as(kernel, share, count_to); };
+        if constexpr (one) {
+            // Sums with counts (means; sums that report counts or fill empty
+            // segments) whose totals and counts together would leave ids to
+            // global atomics: the sums in one pass and the counts in another,
+            // each holding its own ids in shared memory (separate_counts_apply).
+            if (sums && count_words) {
+                const shared_share alone = scatter_shared_ids<A>(values.n, M, F, true, false, limit);
+                const auto count_kernel = scatter_shared_kernel<false, T, A, true, SegOf>;
+                const auto count_split_kernel = scatter_shared_kernel<false, T, A, true, SegOf, true>;
+                const shared_share counted = scatter_shared_ids<A>(
+                    values.n, M, F, false, true,
+                    std::min(private_shared_limit(count_kernel, true), private_shared_limit(count_split_kernel, true)));
+                if (separate_counts_apply(M, share, alone, counted)) {
+                    launch_shared_as(alone.held == M ? shared_kernel : split_kernel, alone, count_sink{});
+                    launch_shared_as(counted.held == M ? count_kernel : count_split_kernel, counted, count_to);
+                    return;
+                }
+            }
+        }
         if (share.held == M) {
             launch_shared(shared_kernel);
         } else if (share.held > 0) {
