@@ -131,10 +131,11 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
         };
         auto launch_shared = [&](auto kernel) { launch_shared_as(kernel, share, count_to); };
         if constexpr (one) {
-            // Sums with counts (means; sums that report counts or fill empty
-            // segments) whose totals and counts together would leave ids to
-            // global atomics: the sums in one pass and the counts in another,
-            // each holding its own ids in shared memory (separate_counts_apply).
+            // Sums with counts (means; sums with counts out, a fill value or
+            // accumulate) whose totals and counts together would leave ids
+            // to global atomics: the sums in one pass and the counts in
+            // another, each holding its own ids in shared memory
+            // (separate_counts_apply).
             if (sums && count_words) {
                 const shared_share alone = scatter_shared_ids<A>(values.n, M, F, true, false, limit);
                 const auto count_kernel = scatter_shared_kernel<false, T, A, true, SegOf>;
