@@ -215,9 +215,10 @@ TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
 // fits (separate_counts_apply): at 40000, 4-byte sums and the counts whole
 // (which together would split at 28928), 8-byte sums split and the counts
 // whole; at 65536 and 100000 both split (together: none held). 32768
-// segments split 4-byte sums with counts at 28928 in one pass (88% held). 100000 rows make a
-// grid of 4 blocks, 2^20 rows one of 32: windows that wrap and windows that
-// do not, each id held by some blocks and not by others. Skewed ids put the
+// segments split 4-byte sums with counts at 28928 in one pass (88% held).
+// 100000 rows make a grid of 4 blocks, 2^20 rows one of 32: windows that
+// wrap and windows that do not, each id held by some blocks and not by
+// others. Skewed ids put the
 // hot ones at 0 and at M - 1, held or not depending on the block, where
 // each warp sums the ids its first rounds repeat in registers.
 TYPED_TEST(CudaUnsortedReduce, SplitSharedAccumulators) {
@@ -229,8 +230,9 @@ TYPED_TEST(CudaUnsortedReduce, SplitSharedAccumulators) {
 // Block-private accumulators past the 48 KiB a block gets without opting in
 // (blocks of 1024 threads): 20000 segments of one column (80 KiB of 4-byte
 // sums or counts, 160 KiB of 4-byte sums with counts or of 8-byte sums;
-// 8-byte sums with counts, 240 KiB, split at 19285 held ids in one pass). Wider rows stay within 48 KiB: 700 segments keep
-// widths 4 to 12 in shared memory (11 KiB to 34 KiB of 4-byte sums; 8-byte
+// 8-byte sums with counts, 240 KiB, split at 19285 held ids in one pass).
+// Wider rows stay within 48 KiB: 700 segments keep widths 4 to 12 in
+// shared memory (11 KiB to 34 KiB of 4-byte sums; 8-byte
 // sums of 12 columns, 66 KiB, go global) and send widths 33 and 64 to the
 // global kernels.
 TYPED_TEST(CudaUnsortedReduce, LargeSharedAccumulators) {

@@ -42,11 +42,12 @@ constexpr std::int64_t unit_max_arg_vectors = 112;
 constexpr std::int64_t unit_alone_rows = 128;
 constexpr std::int64_t unit_share_rows = 4;
 // One column takes units (not the tile reduction) from 6 rows a segment on
-// average, up to column_unit_max_avg_rows (below); a thread alone below 16 (H200, 2^26
-// floats from int32 offsets: 8 rows 132 us against 164 tiled; 12 rows 109
-// against 271; uniform in 0..32 / 0..128 rows 156 / 157 against 313 / 223;
-// two threads a unit at 8 rows 230 us), two from 16 (32 rows: 151 against
-// 272 alone, where the segments' 128-byte strides meet in the caches).
+// average, up to column_unit_max_avg_rows (below); a thread alone below 16
+// (H200, 2^26 floats from int32 offsets: 8 rows 132 us against 164 tiled;
+// 12 rows 109 against 271; uniform in 0..32 / 0..128 rows 156 / 157 against
+// 313 / 223; two threads a unit at 8 rows 230 us), two from 16 (32 rows:
+// 151 against 272 alone, where the segments' 128-byte strides meet in the
+// caches).
 // Since the tiles of 2- to 16-row segments, the units still win from 6 rows
 // (H100, offsets and lengths, fp32 / fp64 / fp16 sums and argmax: fixed 6
 // and 7 rows 1.11-1.25x, uniform 3..11 rows 1.10-1.33x, 0..14 1.05-1.14x,
