@@ -136,7 +136,7 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
             // to global atomics: the sums in one pass and the counts in
             // another, each holding its own ids in shared memory
             // (separate_counts_apply).
-            if (sums && count_words) {
+            if (sums && count_words && counts_together_leave_out(M, share)) {
                 const shared_share alone = scatter_shared_ids<A>(values.n, M, F, true, false, limit);
                 const auto count_kernel = scatter_shared_kernel<false, T, A, true, SegOf>;
                 const auto count_split_kernel = scatter_shared_kernel<false, T, A, true, SegOf, true>;

@@ -152,7 +152,14 @@ void launch_segment_pass(const par_t& p, rows_view<const T> values, Starts start
         F == 1 && perm == nullptr ? column_unit_max_avg_rows<R>() : unit_max_avg_rows;
     const bool units = n <= M * max_avg_rows && n * G < M * max_vectors;
     if (!units) {
-        warp_segments_kernel<T, O, R, S><<<grid_for(M * 32), block_threads, 0, p.stream>>>(
+        if constexpr (V > 1) {
+            if (one_contiguous_column(values, perm, F)) {
+                warp_segments_kernel<true, T, O, R, S><<<grid_for(M * 32), block_threads, 0, p.stream>>>(
+                    values, starts, perm, M, out, r, opts, giant_list, giant_count);
+                return;
+            }
+        }
+        warp_segments_kernel<false, T, O, R, S><<<grid_for(M * 32), block_threads, 0, p.stream>>>(
             values, starts, perm, M, out, r, opts, giant_list, giant_count);
         return;
     }
