@@ -212,7 +212,7 @@ TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
 // 100000 and 65536 split 4-byte sums or counts (57856 held). Sums with
 // counts (the accumulated sum with counts, the mean) go in two passes
 // there, the sums alone and then the counts alone, each held as far as it
-// fits (separate_counts_apply): at 40000, 4-byte sums and the counts whole
+// fits (counts_together_leave_out): at 40000, 4-byte sums and the counts whole
 // (which together would split at 28928), 8-byte sums split and the counts
 // whole; at 65536 and 100000 both split (together: none held). 32768
 // segments split 4-byte sums with counts at 28928 in one pass (88% held).

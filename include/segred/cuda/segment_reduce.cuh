@@ -135,7 +135,7 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
             // accumulate) whose totals and counts together would leave ids
             // to global atomics: the sums in one pass and the counts in
             // another, each holding its own ids in shared memory
-            // (separate_counts_apply).
+            // (counts_together_leave_out, counts_alone_hold_more).
             if (sums && count_words && counts_together_leave_out(M, share)) {
                 const shared_share alone = scatter_shared_ids<A>(values.n, M, F, true, false, limit);
                 const auto count_kernel = scatter_shared_kernel<false, T, A, true, SegOf>;
@@ -143,7 +143,7 @@ void scatter_reduce(const par_t& p, rows_view<const T> values, SegOf seg_of, std
                 const shared_share counted = scatter_shared_ids<A>(
                     values.n, M, F, false, true,
                     std::min(private_shared_limit(count_kernel, true), private_shared_limit(count_split_kernel, true)));
-                if (separate_counts_apply(M, share, alone, counted)) {
+                if (counts_alone_hold_more(share, alone, counted)) {
                     launch_shared_as(alone.held == M ? shared_kernel : split_kernel, alone, count_sink{});
                     launch_shared_as(counted.held == M ? count_kernel : count_split_kernel, counted, count_to);
                     return;

@@ -152,16 +152,15 @@ void launch_segment_pass(const par_t& p, rows_view<const T> values, Starts start
         F == 1 && perm == nullptr ? column_unit_max_avg_rows<R>() : unit_max_avg_rows;
     const bool units = n <= M * max_avg_rows && n * G < M * max_vectors;
     if (!units) {
+        auto launch_warps = [&](auto contiguous) {  // std::true_type or std::false_type
+            warp_segments_kernel<decltype(contiguous)::value, T, O, R, S>
+                <<<grid_for(M * 32), block_threads, 0, p.stream>>>(values, starts, perm, M, out, r, opts,
+                                                                   giant_list, giant_count);
+        };
         if constexpr (V > 1) {
-            if (one_contiguous_column(values, perm, F)) {
-                warp_segments_kernel<true, T, O, R, S><<<grid_for(M * 32), block_threads, 0, p.stream>>>(
-                    values, starts, perm, M, out, r, opts, giant_list, giant_count);
-                return;
-            }
+            if (one_contiguous_column(values, perm, F)) return launch_warps(std::true_type{});
         }
-        warp_segments_kernel<false, T, O, R, S><<<grid_for(M * 32), block_threads, 0, p.stream>>>(
-            values, starts, perm, M, out, r, opts, giant_list, giant_count);
-        return;
+        return launch_warps(std::false_type{});
     }
     // Two threads to a unit, each taking every other row, where rows are
     // under 8 vectors wide and segments average 8 rows or more: a step then

@@ -588,15 +588,15 @@ shared_share scatter_shared_ids(std::int64_t n, std::int64_t M, std::int64_t F, 
 // ids (72% held together), 3.13x at 65536 (none), 1.60x at 116000; double
 // means (19285 together) 1.07x at 24000 (80%), 2.79x at 40000; but float
 // means at 32768 (88% held together) 0.84x, and at 29000 (99.8%) 0.99x.
-// The first half of that test, which needs no kernel attributes: the caller
-// asks for the passes alone (two cudaFuncGetAttributes calls) only past it.
+// Two tests, the first needing no kernel attributes, so the caller asks for
+// the passes alone (two cudaFuncGetAttributes calls) only past it.
 inline bool counts_together_leave_out(std::int64_t M, const shared_share& together) {
     return 6 * together.held < 5 * M;
 }
 
-inline bool separate_counts_apply(std::int64_t M, const shared_share& together, const shared_share& alone,
-                                  const shared_share& counted) {
-    return counts_together_leave_out(M, together) && alone.held > together.held && counted.held > together.held;
+inline bool counts_alone_hold_more(const shared_share& together, const shared_share& alone,
+                                   const shared_share& counted) {
+    return alone.held > together.held && counted.held > together.held;
 }
 
 // Whether a sum needs no per-segment counts: an empty segment's total is 0,

@@ -62,6 +62,28 @@ inline std::int64_t owned_or(std::int64_t k, std::int64_t lo, std::int64_t own, 
     return (k & mine) | (other & ~mine);
 }
 
+// one(part, i) for each row i of [lo, hi), part an
+// std::integral_constant<int, (i - lo) % 4>: the partial (or copy) row i
+// folds into is a constant in each call, so the caller's four partials stay
+// in registers, not an array indexed at run time.
+template <class One>
+SEGRED_FORCE_INLINE void rows_in_fours(std::int64_t lo, std::int64_t hi, One& one) {
+    using c0 = std::integral_constant<int, 0>;
+    using c1 = std::integral_constant<int, 1>;
+    using c2 = std::integral_constant<int, 2>;
+    using c3 = std::integral_constant<int, 3>;
+    std::int64_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        one(c0{}, i);
+        one(c1{}, i + 1);
+        one(c2{}, i + 2);
+        one(c3{}, i + 3);
+    }
+    if (i < hi) one(c0{}, i++);
+    if (i < hi) one(c1{}, i++);
+    if (i < hi) one(c2{}, i++);
+}
+
 // Copies of its states a block of the block shape folds into: row lo + 4j + c
 // of the block into copy c, the copies then combined as (0 + 2) + (1 + 3),
 // for one-column sums and means of at most this many segments. A row's add
@@ -450,20 +472,7 @@ struct run_folder {
             folder.update_one(r[c], i);
             ++n;
         };
-        using c0 = std::integral_constant<int, 0>;
-        using c1 = std::integral_constant<int, 1>;
-        using c2 = std::integral_constant<int, 2>;
-        using c3 = std::integral_constant<int, 3>;
-        std::int64_t i = lo;
-        for (; i + 4 <= hi; i += 4) {
-            one(c0{}, i);
-            one(c1{}, i + 1);
-            one(c2{}, i + 2);
-            one(c3{}, i + 3);
-        }
-        if (i < hi) one(c0{}, i++);
-        if (i < hi) one(c1{}, i++);
-        if (i < hi) one(c2{}, i++);
+        rows_in_fours(lo, hi, one);
         close();
     }
 
@@ -517,21 +526,8 @@ struct run_folder {
             folder.update_one(r[c], i);
             ++n;
         };
-        using c0 = std::integral_constant<int, 0>;
-        using c1 = std::integral_constant<int, 1>;
-        using c2 = std::integral_constant<int, 2>;
-        using c3 = std::integral_constant<int, 3>;
         static_assert(C == 4, "one call a copy");
-        std::int64_t i = lo;
-        for (; i + C <= hi; i += C) {
-            one(c0{}, i);
-            one(c1{}, i + 1);
-            one(c2{}, i + 2);
-            one(c3{}, i + 3);
-        }
-        if (i < hi) one(c0{}, i++);
-        if (i < hi) one(c1{}, i++);
-        if (i < hi) one(c2{}, i++);
+        rows_in_fours(lo, hi, one);
         close();
     }
 };
