@@ -212,9 +212,10 @@ TYPED_TEST(CudaUnsortedReduce, GlobalAtomics) {
 // 100000 and 65536 split 4-byte sums or counts (57856 held). Sums with
 // counts (the accumulated sum with counts, the mean) go in two passes
 // there, the sums alone and then the counts alone, each held as far as it
-// fits (counts_together_leave_out): at 40000, 4-byte sums and the counts whole
-// (which together would split at 28928), 8-byte sums split and the counts
-// whole; at 65536 and 100000 both split (together: none held). 32768
+// fits (counts_together_leave_out, counts_alone_hold_more): at 40000, 4-byte
+// sums and the counts whole (which together would split at 28928), 8-byte
+// sums split and the counts whole; at 65536 and 100000 both split
+// (together: none held). 32768
 // segments split 4-byte sums with counts at 28928 in one pass (88% held).
 // 100000 rows make a grid of 4 blocks, 2^20 rows one of 32: windows that
 // wrap and windows that do not, each id held by some blocks and not by

@@ -526,7 +526,7 @@ struct run_folder {
             folder.update_one(r[c], i);
             ++n;
         };
-        static_assert(C == 4, "one call a copy");
+        static_assert(C == 4, "rows_in_fours gives a row one of four copies");
         rows_in_fours(lo, hi, one);
         close();
     }
