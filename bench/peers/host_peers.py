@@ -2,7 +2,7 @@
 """segred's host backend side by side with NumPy and PyTorch, on the same
 sizes and distributions as bench/host_bench.cpp, in one markdown table.
 
-    python3 bench/peers/host_peers.py [--bench PATH] [--quick] [--threads 1,2] [--no-venv]
+    python3 bench/peers/host_peers.py [--bench PATH] [--quick] [--threads 1,2] [--rounds K] [--no-venv]
 
 Unless --no-venv is given, the peers run in a virtual environment at the
 repository root (.bench-venv/, ignored by git), made on first use with numpy
@@ -17,6 +17,14 @@ build/default/bench/segred_host_bench), run here with --benchmark_format=json
 on the matching cases. Every column is GB/s of the same model bytes (each
 input read once, each output written once, ids counted as the int32 segred
 reads), so that a ratio of GB/s is a ratio of times.
+
+Each case is measured in K rounds (--rounds, default 1), one after another;
+a round runs segred on the case, then its peers, so that each ratio compares
+times taken within seconds of each other. The table gives the median over
+the rounds of each column and of each round's ratio, and with K > 1 the
+lowest and highest ratio: on a shared VM one build's GB/s can move by more
+between minutes than a target's margin, and a ratio of two runs made minutes
+apart would carry that drift.
 """
 import argparse
 import functools
@@ -310,7 +318,7 @@ def run_segred(bench, case_list, threads, quick):
     cmd = [str(bench), "--benchmark_format=json", f"--benchmark_filter=^({'|'.join(names)})/real_time$",
            f"--benchmark_min_time={0.1 if quick else 0.2}", f"--benchmark_repetitions={1 if quick else 3}",
            "--benchmark_report_aggregates_only=true"]
-    note(f"running {Path(bench).name} on {len(names)} cases")
+    note(f"running {Path(bench).name} on {len(names)} case(s)")
     res = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     if res.returncode != 0:
         note(f"{bench} exited with {res.returncode}; segred columns left empty")
@@ -324,19 +332,30 @@ def run_segred(bench, case_list, threads, quick):
     return got
 
 
-def run_peers(case_list, threads, reps):
-    """GB/s of each peer: ('numpy', case) at 1 thread, ('torch', case, t)."""
-    got = {}
-    for c in case_list:
-        note(f"peers: {c.label}")
-        d = c.inputs()
-        got[("numpy", c.label)] = d["nbytes"] / median_seconds(c.numpy_peer[1](d), reps) / 1e9
-        if TORCH:
-            import torch
-            for t in threads:
-                torch.set_num_threads(t)
-                got[("torch", c.label, t)] = d["nbytes"] / median_seconds(c.torch_peer[1](d), reps) / 1e9
+def run_peers(c, d, threads, reps):
+    """GB/s of case c's peers on its inputs d: ('numpy', label) at 1 thread,
+    ('torch', label, t)."""
+    got = {("numpy", c.label): d["nbytes"] / median_seconds(c.numpy_peer[1](d), reps) / 1e9}
+    if TORCH:
+        import torch
+        for t in threads:
+            torch.set_num_threads(t)
+            got[("torch", c.label, t)] = d["nbytes"] / median_seconds(c.torch_peer[1](d), reps) / 1e9
     return got
+
+
+def run_rounds(bench, case_list, threads, quick, rounds):
+    """A list of rounds, each a pair of dicts (segred's GB/s as run_segred
+    keys them, the peers' as run_peers does). Round after round of one case
+    before the next case, so a case's inputs are made once."""
+    out = [({}, {}) for _ in range(rounds)]
+    for c in case_list:
+        note(f"case: {c.label}")
+        d = c.inputs()
+        for seg, peers in out:
+            seg.update(run_segred(bench, [c], threads, quick))
+            peers.update(run_peers(c, d, threads, reps=3 if quick else 7))
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -356,23 +375,47 @@ def fmt(x):
     return "" if x is None else f"{x:.2f}"
 
 
-def table(case_list, threads, segred, peers):
+def median_of(xs):
+    xs = [x for x in xs if x]
+    return statistics.median(xs) if xs else None
+
+
+def best_peer(peers, c, t):
+    """(GB/s, who) of the faster peer at t threads; numpy runs on one thread whatever t."""
+    cands = [(peers.get(("numpy", c.label)), "numpy"), (peers.get(("torch", c.label, t)), "torch")]
+    return max(((g, who) for g, who in cands if g), default=None)
+
+
+def ratio_cell(rounds, c, t):
+    """The median over the rounds of segred / best peer at t threads, the peer
+    that was best most often, and with several rounds the lowest and highest."""
+    got = []
+    for seg, peers in rounds:
+        s, best = seg.get((c.segred, t)), best_peer(peers, c, t)
+        if s and best:
+            got.append((s / best[0], best[1]))
+    if not got:
+        return ""
+    ratios = [r for r, _ in got]
+    who = max(set(w for _, w in got), key=[w for _, w in got].count)
+    cell = f"{statistics.median(ratios):.2f} ({who})"
+    return cell + (f" [{min(ratios):.2f}-{max(ratios):.2f}]" if len(got) > 1 else "")
+
+
+def table(case_list, threads, rounds):
     head = ["case"] + [f"segred {t}t" for t in threads] + ["numpy op", "numpy 1t"]
     if TORCH:
         head += ["torch op"] + [f"torch {t}t" for t in threads]
     head += [f"segred / best peer, {t}t" for t in threads]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in case_list:
-        seg = [segred.get((c.segred, t)) for t in threads]
-        np_gbs = peers.get(("numpy", c.label))
-        row = [c.label] + [fmt(x) for x in seg] + [c.numpy_peer[0], fmt(np_gbs)]
+        seg = [median_of(s.get((c.segred, t)) for s, _ in rounds) for t in threads]
+        row = [c.label] + [fmt(x) for x in seg]
+        row += [c.numpy_peer[0], fmt(median_of(p.get(("numpy", c.label)) for _, p in rounds))]
         if TORCH:
-            row += [c.torch_peer[0]] + [fmt(peers.get(("torch", c.label, t))) for t in threads]
-        for s, t in zip(seg, threads):
-            # The best peer at t threads; numpy runs on one thread whatever t.
-            cands = [(np_gbs, "numpy"), (peers.get(("torch", c.label, t)), "torch")]
-            best = max(((g, who) for g, who in cands if g), default=None)
-            row.append(f"{s / best[0]:.2f} ({best[1]})" if s and best else "")
+            row += [c.torch_peer[0]] + [fmt(median_of(p.get(("torch", c.label, t)) for _, p in rounds))
+                                        for t in threads]
+        row += [ratio_cell(rounds, c, t) for t in threads]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -383,6 +426,8 @@ def main():
                     help="segred_host_bench binary (default: %(default)s)")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions and a shorter segred run")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts (default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="rounds of segred then peers on each case; the table gives medians (default: %(default)s)")
     ap.add_argument("--no-venv", action="store_true", help="use the current interpreter as it is")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
@@ -402,27 +447,27 @@ def main():
     except ImportError:
         sys.exit("numpy is required: run without --no-venv, or install it for this interpreter")
 
+    if args.rounds < 1:
+        sys.exit("--rounds must be at least 1")
     case_list = cases()
     load = os.getloadavg()[0]
     t0 = time.time()
-    segred = run_segred(args.bench, case_list, threads, args.quick)
-    note(f"segred: {time.time() - t0:.0f} s")
-    t0 = time.time()
-    peers = run_peers(case_list, threads, reps=3 if args.quick else 7)
-    note(f"peers: {time.time() - t0:.0f} s")
+    rounds = run_rounds(args.bench, case_list, threads, args.quick, args.rounds)
+    note(f"{args.rounds} round(s): {time.time() - t0:.0f} s")
 
     print(f"Host: {cpu_model()}, {os.cpu_count()} cores, load average {load:.1f} at the start; "
           f"numpy {np.__version__} (1 thread)" + (f", torch {torch.__version__}" if TORCH else ", no torch")
           + "; N = 2^24 fp32 values, segred ids int32, peers' ids int64.\n")
-    print(table(case_list, threads, segred, peers))
+    print(table(case_list, threads, rounds))
     print("\nGB/s of model bytes: values read once, ids (or offsets) read once, output written once; "
           "the same bytes for every column of a row, so ratios are ratios of time. Ids are counted at "
           "4 bytes (int32, as segred reads them); numpy and torch read int64 ids, 4 more bytes a row "
           "that they are not credited for. np.bincount writes float64. Each peer call allocates and "
           "fills its output (np.zeros / torch.zeros), as segred writes every output row. "
           "torch runs at t threads by torch.set_num_threads(t). Peers: median of the timed runs after one warm-up; segred: median of Google Benchmark repetitions, "
-          "same machine, just before. The memcpy row's segred columns are host_bench's own copy at that "
-          "thread count.")
+          "same machine, just before the case's peers. The memcpy row's segred columns are host_bench's own copy at that "
+          f"thread count. Rounds: {args.rounds} a case; each column is the median over them, each ratio the "
+          "median of the rounds' own ratios" + (", with their range in brackets." if args.rounds > 1 else "."))
 
 
 if __name__ == "__main__":
