@@ -392,8 +392,22 @@ __device__ void write_segment(const R& r, const options& opts, const rows_view<O
 // its code grew by a quarter and wide rows, which take the other path, ran
 // 3-5% slower (H100, offsets of 32 rows of width 64, 103 -> 106 us); apart,
 // H200: those rows 1.07x, the deterministic sum's wide rows 1.08-1.09x.
+// Six 256-thread blocks an SM for the arg forms' wide rows: their kernel
+// fits the 40 registers that asks for without spilling, and argmax over
+// offsets of 32 rows of width 64 ran 1.09x (H100: 122.6 -> 112.7 us). The
+// bound on every instantiation spilled 14 of the bench's 19 (4 to 224
+// bytes) and cost the float sum, mean and double sums 2-7% at width 64,
+// uniform 0..64-row float segments 0.63x (docs/PERFORMANCE.md).
+// 0 for the others: no bound, as if none were given (nvcc then emits no
+// .minnctapersm). 1 is not the same: ptxas then took up to 90 registers,
+// where without it 32 to 48.
+template <bool Contiguous, class R>
+constexpr int warp_pass_min_blocks() {
+    return !Contiguous && R::has_arg ? 6 : 0;
+}
+
 template <bool Contiguous, class T, class O, class R, class S, class Starts>
-SEGRED_KERNEL void __launch_bounds__(block_threads)
+SEGRED_KERNEL void __launch_bounds__(block_threads, (warp_pass_min_blocks<Contiguous, R>()))
     warp_segments_kernel(rows_view<const T> values, Starts starts, const std::int64_t* perm, std::int64_t M,
                          rows_view<O> out, R r, options opts, giant_entry* giant_list,
                          unsigned long long* giant_count) {
