@@ -382,19 +382,9 @@ __device__ void write_segment(const R& r, const options& opts, const rows_view<O
     if (f == 0 && opts.counts_out) opts.counts_out[s] = len;
 }
 
-// Segments averaging many rows: a warp per segment (grid-stride over
-// segments), lanes across its rows or columns (warp_reduce_range). Giving a
-// warp 32 consecutive segments and reducing them one after another left too
-// few warps in flight where segments are few (width 256, 32-row segments of
-// 2^26 values: 8192 segments, 256 warps on the whole device).
-// Contiguous (one_contiguous_column, chosen on the host) is a template
-// argument, not a branch in the loop: with both paths inlined in one kernel
-// its code grew by a quarter and wide rows, which take the other path, ran
-// 3-5% slower (H100, offsets of 32 rows of width 64, 103 -> 106 us); apart,
-// H200: those rows 1.07x, the deterministic sum's wide rows 1.08-1.09x.
 // Six 256-thread blocks an SM for the arg forms' wide rows: their kernel
 // fits the 40 registers that asks for without spilling, and argmax over
-// offsets of 32 rows of width 64 ran 1.09x (H100: 122.6 -> 112.7 us). The
+// offsets of 32 rows of width 64 ran 1.09x (H100: 123.0 -> 112.6 us). The
 // bound on every instantiation spilled 14 of the bench's 19 (4 to 224
 // bytes) and cost the float sum, mean and double sums 2-7% at width 64,
 // uniform 0..64-row float segments 0.63x (docs/PERFORMANCE.md).
@@ -406,6 +396,16 @@ constexpr int warp_pass_min_blocks() {
     return !Contiguous && R::has_arg ? 6 : 0;
 }
 
+// Segments averaging many rows: a warp per segment (grid-stride over
+// segments), lanes across its rows or columns (warp_reduce_range). Giving a
+// warp 32 consecutive segments and reducing them one after another left too
+// few warps in flight where segments are few (width 256, 32-row segments of
+// 2^26 values: 8192 segments, 256 warps on the whole device).
+// Contiguous (one_contiguous_column, chosen on the host) is a template
+// argument, not a branch in the loop: with both paths inlined in one kernel
+// its code grew by a quarter and wide rows, which take the other path, ran
+// 3-5% slower (H100, offsets of 32 rows of width 64, 103 -> 106 us); apart,
+// H200: those rows 1.07x, the deterministic sum's wide rows 1.08-1.09x.
 template <bool Contiguous, class T, class O, class R, class S, class Starts>
 SEGRED_KERNEL void __launch_bounds__(block_threads, (warp_pass_min_blocks<Contiguous, R>()))
     warp_segments_kernel(rows_view<const T> values, Starts starts, const std::int64_t* perm, std::int64_t M,
